@@ -1,0 +1,5 @@
+export * from './schemas.js';
+export * from './errors.js';
+export * from './headers.js';
+export * from './router.js';
+export * from './environments.js';

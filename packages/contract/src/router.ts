@@ -1,0 +1,113 @@
+import { initContract } from '@ts-rest/core';
+import { ErrorBody } from './errors.js';
+import { ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
+
+const c = initContract();
+
+/** Version prefix of every operation. */
+export const API_PREFIX = '/v1';
+
+/** What the OpenAPI generator needs to know about a route beyond its schemas. */
+export interface RouteDocs {
+  /** Description of each response status. */
+  responses: Record<number, string>;
+  /** Response headers beyond the rate-limit ones, by status. */
+  headers?: Record<number, 'nextPage' | 'location'>;
+}
+
+const commonResponses = {
+  401: ErrorBody,
+  429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
+const common = {
+  401: 'Missing, unknown or revoked API key.',
+  429: 'Rate limit exceeded (`rate_limit_exceeded`) or API key temporarily banned (`api_key_banned`). See Retry-After.',
+  500: 'Unexpected failure (`internal_error`).',
+  503: 'The service cannot decide right now (`service_unavailable`), e.g. its rate-limit store is unreachable.',
+};
+
+export const contract = c.router(
+  {
+    listPets: {
+      method: 'GET',
+      path: '/pets',
+      query: ListPetsQuery,
+      summary: 'List animals',
+      description:
+        'Returns animals ordered by id ascending, at most `limit` of them. When more match, the response carries ' +
+        '`Link: <...>; rel="next"`; follow it for the next page. The body is always a bare array.',
+      responses: {
+        200: Pets,
+        304: c.noBody(),
+        400: ErrorBody,
+      },
+      metadata: {
+        responses: {
+          200: 'A page of animals.',
+          304: 'Not modified: the `If-None-Match` tag is current.',
+          400: 'Invalid query parameter (`invalid_request`).',
+          ...common,
+        },
+        headers: { 200: 'nextPage' },
+      } satisfies RouteDocs,
+    },
+    createPet: {
+      method: 'POST',
+      path: '/pets',
+      body: NewPet,
+      summary: 'Add an animal',
+      description: 'Creates an animal. Unknown fields, a client-sent `id` included, are ignored.',
+      responses: {
+        201: Pet,
+        400: ErrorBody,
+        413: ErrorBody,
+        415: ErrorBody,
+      },
+      metadata: {
+        responses: {
+          201: 'The animal was added; the body carries the assigned `id`.',
+          400: 'Missing required fields, invalid values or malformed JSON (`invalid_request`).',
+          413: 'Body larger than 64 KiB (`payload_too_large`).',
+          415: 'Body is not `application/json` (`unsupported_media_type`).',
+          ...common,
+        },
+        headers: { 201: 'location' },
+      } satisfies RouteDocs,
+    },
+    getPet: {
+      method: 'GET',
+      path: '/pets/:petId',
+      pathParams: PetIdParams,
+      deprecated: true,
+      summary: 'Get an animal (deprecated)',
+      description:
+        'Deprecated: announced for removal on 5 December 2030. Use `GET /pets` with a `status` filter instead. ' +
+        'Every response carries `Deprecation`, `Sunset` and `Link: rel="successor-version"`.',
+      responses: {
+        200: Pet,
+        304: c.noBody(),
+        400: ErrorBody,
+        404: ErrorBody,
+      },
+      metadata: {
+        responses: {
+          200: 'The animal.',
+          304: 'Not modified: the `If-None-Match` tag is current.',
+          400: 'Malformed `petId` (`invalid_request`).',
+          404: 'No animal with this id (`not_found`).',
+          ...common,
+        },
+      } satisfies RouteDocs,
+    },
+  },
+  {
+    pathPrefix: API_PREFIX,
+    strictStatusCodes: true,
+    commonResponses,
+  },
+);
+
+export type AnimalStoreContract = typeof contract;

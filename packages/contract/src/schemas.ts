@@ -1,0 +1,107 @@
+import { z } from 'zod';
+
+/** Largest integer JSON numbers carry exactly (2^53 - 1). Larger int64 values are refused, never rounded. */
+export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
+/** `name` is at most this many Unicode code points. */
+export const NAME_MAX_LENGTH = 255;
+/** Page size rules of GET /pets. */
+export const PAGE_LIMIT = { min: 1, max: 100, default: 20 } as const;
+
+export type OpenApiMeta = Record<string, unknown>;
+
+/**
+ * Attaches OpenAPI metadata to a schema. `metaOpenApi` is the field @ts-rest/open-api's schema generator
+ * (@anatine/zod-openapi) reads; setting it directly keeps that generator out of the runtime of the client.
+ */
+export function openApi<T extends z.ZodTypeAny>(schema: T, meta: OpenApiMeta): T {
+  const target = schema as T & { metaOpenApi?: OpenApiMeta };
+  target.metaOpenApi = { ...target.metaOpenApi, ...meta };
+  return schema;
+}
+
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+/** Turns a plain decimal string ("42") into a number; anything else ("1e2", " 4", "0x1", arrays) is left as is to fail. */
+function strictDecimal(value: unknown): unknown {
+  if (typeof value === 'string' && DECIMAL.test(value) && value.length <= 16) return Number(value);
+  return value;
+}
+
+/**
+ * An integer query or path parameter written as a plain decimal string. The declared input type is `number`
+ * (what a typed client sends: ts-rest serialises it into the URL); the server receives the string form.
+ */
+function decimalParam(name: string, min: number, max: number, meta: OpenApiMeta = {}) {
+  const message = `${name} must be an integer from ${min} to ${max}`;
+  const inner = z.number({ invalid_type_error: message, required_error: `${name} is required` })
+    .int(message)
+    .min(min, message)
+    .max(max, message);
+  return openApi(z.preprocess(strictDecimal, inner), { type: 'integer', minimum: min, maximum: max, ...meta }) as unknown as z.ZodType<
+    number,
+    z.ZodTypeDef,
+    number
+  >;
+}
+
+const int64Id = (name: string) =>
+  openApi(
+    z
+      .number({ invalid_type_error: `${name} must be an integer`, required_error: `${name} is required` })
+      .int(`${name} must be an integer`)
+      .min(1, `${name} must be a positive integer`)
+      .max(MAX_SAFE_ID, `${name} must be at most ${MAX_SAFE_ID}`),
+    { format: 'int64' },
+  );
+
+export const PetStatus = z.enum(['available', 'pending', 'sold'], {
+  errorMap: () => ({ message: 'status must be one of available, pending, sold' }),
+});
+export type PetStatus = z.infer<typeof PetStatus>;
+
+const codePoints = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+export const PetName = openApi(
+  z
+    .string({ invalid_type_error: 'name must be a string', required_error: 'name is required' })
+    .refine((s) => s.trim().length > 0, 'name must contain at least one non-whitespace character')
+    .refine((s) => codePoints(s) <= NAME_MAX_LENGTH, `name must be at most ${NAME_MAX_LENGTH} characters`),
+  { minLength: 1, maxLength: NAME_MAX_LENGTH },
+);
+
+/** Request body of createPet. Unknown fields (a client-sent `id` included) are ignored. */
+export const NewPet = openApi(
+  z.object({
+    name: PetName,
+    categoryId: int64Id('categoryId'),
+    status: PetStatus.optional(),
+  }),
+  { title: 'NewPet' },
+);
+export type NewPet = z.infer<typeof NewPet>;
+
+export const Pet = openApi(NewPet.extend({ id: int64Id('id') }), { title: 'Pet' });
+export type Pet = z.infer<typeof Pet>;
+
+export const Pets = openApi(z.array(Pet), { title: 'Pets' });
+export type Pets = z.infer<typeof Pets>;
+
+/** Query of listPets. `cursor` is opaque: take it from the `Link: rel="next"` header, never build it. */
+export const ListPetsQuery = z.object({
+  limit: decimalParam('limit', PAGE_LIMIT.min, PAGE_LIMIT.max, { default: PAGE_LIMIT.default }).optional(),
+  status: PetStatus.optional(),
+  cursor: z
+    .string({ invalid_type_error: 'cursor must be a single string' })
+    .min(1, 'cursor must not be empty')
+    .max(200, 'cursor is not valid')
+    .optional(),
+});
+export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
+
+export const PetIdParams = z.object({
+  petId: decimalParam('petId', 1, MAX_SAFE_ID, { format: 'int64' }),
+});
