@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Writes prisma/<provider>/schema.prisma from prisma/models.prisma and runs `prisma generate` for each provider.
+// `--check` only verifies that the committed schemas match the model source (CI fails on drift).
+//
+// The Prisma CLI wants a schema engine binary even for `generate`, which does not use it; where Prisma's download
+// host is unreachable, PRISMA_SCHEMA_ENGINE_BINARY may point at any executable. We default it to this Node binary.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const models = readFileSync(join(root, 'prisma/models.prisma'), 'utf8');
+const providers = ['sqlite', 'postgresql'];
+
+function schemaFor(provider) {
+  return `// GENERATED from prisma/models.prisma by scripts/prisma-generate.mjs. Do not edit.
+generator client {
+  provider     = "prisma-client"
+  output       = "../../src/generated/${provider}"
+  moduleFormat = "esm"
+  runtime      = "nodejs"
+  importFileExtension = "js"
+}
+
+datasource db {
+  provider = "${provider}"
+}
+
+${models}`;
+}
+
+const check = process.argv.includes('--check');
+let drift = false;
+for (const provider of providers) {
+  const file = join(root, 'prisma', provider, 'schema.prisma');
+  const wanted = schemaFor(provider);
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  if (current !== wanted) {
+    if (check) {
+      console.error(`prisma/${provider}/schema.prisma does not match prisma/models.prisma: run pnpm --filter @animal-store/server generate`);
+      drift = true;
+      continue;
+    }
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, wanted);
+  }
+}
+if (check) process.exit(drift ? 1 : 0);
+
+const require = createRequire(import.meta.url);
+const cli = join(dirname(require.resolve('prisma/package.json')), 'build/index.js');
+const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: '1', PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath };
+for (const provider of providers) {
+  const stamp = join(root, 'src/generated', provider, '.schema-stamp');
+  const schema = readFileSync(join(root, 'prisma', provider, 'schema.prisma'), 'utf8');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === schema) continue; // already generated from this schema
+  execFileSync(process.execPath, [cli, 'generate', '--no-hints', `--schema=prisma/${provider}/schema.prisma`], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  writeFileSync(stamp, schema);
+}

@@ -1,0 +1,115 @@
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/** apps/server: relative `file:` database paths are resolved against this directory, whoever runs the process. */
+export const SERVER_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const DEFAULT_DATABASE_URL = 'file:./data/animal-store.db';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const int = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`));
+
+const bool = (name: string) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { errorMap: () => ({ message: `${name} must be true or false` }) })
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export type DatabaseTarget =
+  | { provider: 'sqlite'; url: string; file: string }
+  | { provider: 'postgresql'; url: string };
+
+/** `file:...` selects SQLite (relative paths against apps/server); `postgres(ql)://...` selects PostgreSQL. */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (url.startsWith('file:')) {
+    const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path.length === 0) throw new Error('DATABASE_URL must name a file after file:');
+    const file = path === ':memory:' ? path : isAbsolute(path) ? path : resolve(SERVER_ROOT, path);
+    return { provider: 'sqlite', url: `file:${file}`, file };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new Error('DATABASE_URL is not a valid postgres URL');
+    }
+    return { provider: 'postgresql', url };
+  }
+  throw new Error('DATABASE_URL must start with file: (SQLite) or postgres:// / postgresql:// (PostgreSQL)');
+}
+
+const EnvSchema = z.object({
+  PORT: int('PORT', 0, 65535).default('3000'),
+  HOST: z.string().min(1, 'HOST must not be empty').default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .default(DEFAULT_DATABASE_URL)
+    .transform((url, ctx) => {
+      try {
+        return parseDatabaseUrl(url);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) }).default('info'),
+  KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .optional(),
+  RATE_LIMIT_BAN_THRESHOLD: int('RATE_LIMIT_BAN_THRESHOLD', 1, 1_000_000).default('10'),
+  RATE_LIMIT_BAN_SECONDS: int('RATE_LIMIT_BAN_SECONDS', 1, 31 * 86_400).default('900'),
+  RATE_LIMIT_REDIS_FAILURE: z
+    .enum(['fallback', 'refuse'], { errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }) })
+    .default('fallback'),
+  TRUST_PROXY: bool('TRUST_PROXY').default('false'),
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 0, 120_000).default('10000'),
+  DATABASE_STARTUP_TIMEOUT_MS: int('DATABASE_STARTUP_TIMEOUT_MS', 0, 600_000).default('30000'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  database: DatabaseTarget;
+  logLevel: (typeof LOG_LEVELS)[number];
+  keyCacheTtlMs: number;
+  redisUrl: string | undefined;
+  rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
+  trustProxy: boolean;
+  metricsToken: string | undefined;
+  shutdownTimeoutMs: number;
+  databaseStartupTimeoutMs: number;
+};
+
+export class ConfigError extends Error {}
+
+/** Reads and validates the configuration once. The only place that reads `process.env`. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const blankToUndefined = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === '' ? undefined : v]));
+  const parsed = EnvSchema.safeParse(blankToUndefined);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    database: e.DATABASE_URL,
+    logLevel: e.LOG_LEVEL,
+    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    redisUrl: e.REDIS_URL,
+    rateLimit: { banThreshold: e.RATE_LIMIT_BAN_THRESHOLD, banSeconds: e.RATE_LIMIT_BAN_SECONDS, redisFailure: e.RATE_LIMIT_REDIS_FAILURE },
+    trustProxy: e.TRUST_PROXY,
+    metricsToken: e.METRICS_TOKEN,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    databaseStartupTimeoutMs: e.DATABASE_STARTUP_TIMEOUT_MS,
+  };
+}

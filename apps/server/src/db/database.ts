@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import type { DatabaseTarget } from '../config.js';
+import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
+import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
+import { migratePostgres, migrateSqlite } from './migrate.js';
+import { prismaApiKeyStore, prismaPetStore } from './prisma-stores.js';
+import type { Database } from './types.js';
+
+export interface OpenDatabaseOptions {
+  /** Apply pending migrations first (default true). */
+  migrate?: boolean;
+  /** Postgres pool size (default 10). */
+  poolSize?: number;
+}
+
+/** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
+async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }>, options: OpenDatabaseOptions): Promise<Database> {
+  if (target.file !== ':memory:') mkdirSync(dirname(target.file), { recursive: true });
+  const setup = new BetterSqlite3(target.file, { timeout: 5000 });
+  try {
+    if (target.file !== ':memory:') setup.pragma('journal_mode = WAL');
+    if (options.migrate !== false) migrateSqlite(setup);
+  } finally {
+    setup.close();
+  }
+  const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout: 5000 }) });
+  return {
+    provider: 'sqlite',
+    pets: prismaPetStore(prisma),
+    apiKeys: prismaApiKeyStore(prisma),
+    async ping() {
+      await prisma.$queryRawUnsafe('SELECT 1');
+    },
+    async close() {
+      await prisma.$disconnect();
+    },
+  };
+}
+
+async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgresql' }>, options: OpenDatabaseOptions): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
+  try {
+    if (options.migrate !== false) {
+      const client = await pool.connect();
+      try {
+        await migratePostgres(client);
+      } finally {
+        client.release();
+      }
+    }
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
+  return {
+    provider: 'postgresql',
+    pets: prismaPetStore(prisma),
+    apiKeys: prismaApiKeyStore(prisma),
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+/** Opens the database the URL names, migrating it first. Handlers receive the returned stores and nothing else. */
+export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): Promise<Database> {
+  return target.provider === 'sqlite' ? openSqlite(target, options) : openPostgres(target, options);
+}

@@ -1,0 +1,14 @@
+import type { ApiKeyRecord } from './db/types.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Request id: the client's `X-Request-Id` when well-formed, generated otherwise. */
+      id: string;
+      /** The active API key of this request: undefined before resolution, null when missing or invalid. */
+      apiKey?: ApiKeyRecord | null;
+    }
+  }
+}
+
+export {};

@@ -1,0 +1,75 @@
+import { ERROR_STATUS, errorBody, type ErrorCode } from '@animal-store/contract';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+
+/** An error with a place in the closed set of codes; its message is safe to show to the client. */
+export class HttpError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function sendError(res: Response, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+  const body = errorBody(code, message);
+  res.status(body.status).set(headers).type('application/json').send(JSON.stringify(body));
+}
+
+/** Errors raised by body-parser (and similar) carry `type` and `status`; map the ones a client can cause. */
+function clientError(err: { type?: unknown; status?: unknown; code?: unknown; message?: unknown }): HttpError | undefined {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new HttpError('payload_too_large', 'Request body is larger than 64 KiB');
+    case 'entity.parse.failed':
+      return new HttpError('invalid_request', 'Request body is not valid JSON');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError('unsupported_media_type', 'Request body must be UTF-8 encoded JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new HttpError('invalid_request', 'Request body could not be read');
+    default:
+      break;
+  }
+  // Errors from our libraries that name their own code and status (e.g. the rate limiter's store being down).
+  if (typeof err.code === 'string' && err.code in ERROR_STATUS && typeof err.message === 'string' && err.status === ERROR_STATUS[err.code as ErrorCode]) {
+    return new HttpError(err.code as ErrorCode, err.message);
+  }
+  if (err.status === 400 && typeof err.type === 'string') return new HttpError('invalid_request', 'Malformed request');
+  return undefined;
+}
+
+/** The one error handler: every failure becomes an Error body; unexpected ones are logged with detail and shown without. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const known = err instanceof HttpError ? err : clientError(err ?? {});
+    if (known) {
+      sendError(res, known.code, known.message, known instanceof HttpError ? known.headers : {});
+      return;
+    }
+    logger.error({ err, reqId: req.id, method: req.method, path: req.path }, 'unexpected error');
+    sendError(res, 'internal_error', 'Internal server error');
+  };
+}
+
+export const notFound: RequestHandler = (req, res) => {
+  sendError(res, 'not_found', `No route for ${req.method} ${req.path}`);
+};
+
+/** 405 with `Allow` for a known path asked with a method it does not have. */
+export function methodNotAllowed(allowed: string[]): RequestHandler {
+  const allow = allowed.join(', ');
+  return (req, res) => {
+    sendError(res, 'method_not_allowed', `${req.method} is not allowed here; allowed: ${allow}`, { Allow: allow });
+  };
+}

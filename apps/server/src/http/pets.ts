@@ -1,0 +1,46 @@
+import { contract, GET_PET_DEPRECATION, PAGE_LIMIT } from '@animal-store/contract';
+import { initServer } from '@ts-rest/express';
+import type { RequestHandler } from 'express';
+import type { PetStore } from '../db/types.js';
+import { decodeCursor, encodeCursor, nextLink } from './paging.js';
+
+
+const s = initServer();
+
+/** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */
+export function petsRouter(pets: PetStore) {
+  return s.router(contract, {
+    listPets: async ({ query, req, res }) => {
+      const limit = query.limit ?? PAGE_LIMIT.default;
+      const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      // One extra row tells whether another page exists, without a COUNT.
+      const rows = await pets.list({ limit: limit + 1, status: query.status, afterId });
+      const page = rows.length > limit ? rows.slice(0, limit) : rows;
+      const last = page[page.length - 1];
+      if (rows.length > limit && last) {
+        res.setHeader('Link', nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }));
+      }
+      return { status: 200, body: page };
+    },
+    createPet: async ({ body, req, res }) => {
+      const pet = await pets.create(body);
+      res.setHeader('Location', `${req.baseUrl}${req.path.replace(/\/+$/, '')}/${pet.id}`);
+      return { status: 201, body: pet };
+    },
+    getPet: async ({ params }) => {
+      const pet = await pets.get(params.petId);
+      if (!pet) return { status: 404, body: { code: 'not_found', message: `Pet ${params.petId} not found`, status: 404 } };
+      return { status: 200, body: pet };
+    },
+  });
+}
+
+/** Every answer of the deprecated getPet, errors included, carries Deprecation, Sunset and the successor link. */
+export const deprecationHeaders: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    res.setHeader('Deprecation', GET_PET_DEPRECATION.deprecationHeader);
+    res.setHeader('Sunset', GET_PET_DEPRECATION.sunsetHeader);
+    res.setHeader('Link', GET_PET_DEPRECATION.linkHeader);
+  }
+  next();
+};
