@@ -96,12 +96,13 @@ export function createApp(deps: AppDeps): Express {
     res.type('application/json').send(openApiJson);
   });
   v1.use(requireApiKey);
-  v1.use(jsonBody());
   app.use('/v1', v1);
 
   createExpressEndpoints(contract, petsRouter(deps.db.pets), app, {
     logInitialization: false,
     responseValidation: deps.validateResponses ?? false,
+    // Bodies are read only for a matched route, after authentication.
+    globalMiddleware: [jsonBody()],
     requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
   });
   for (const [path, methods] of allowedMethods()) app.all(path, methodNotAllowed(methods));

@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseDatabaseUrl, SERVER_ROOT } from './config.js';
+
+describe('loadConfig', () => {
+  it('has defaults for the embedded setup', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.database).toEqual({ provider: 'sqlite', url: `file:${join(SERVER_ROOT, 'data/animal-store.db')}`, file: join(SERVER_ROOT, 'data/animal-store.db') });
+    expect(config.logLevel).toBe('info');
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.rateLimit).toEqual({ banThreshold: 10, banSeconds: 900, redisFailure: 'fallback' });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'file:' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ RATE_LIMIT_REDIS_FAILURE: 'maybe' }, 'RATE_LIMIT_REDIS_FAILURE'],
+    [{ TRUST_PROXY: 'perhaps' }, 'TRUST_PROXY'],
+  ])('refuses %j naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it('resolves relative SQLite paths against the server package, whoever runs it', () => {
+    expect(parseDatabaseUrl('file:./x/y.db')).toMatchObject({ file: join(SERVER_ROOT, 'x/y.db') });
+    expect(parseDatabaseUrl('file:/tmp/a.db')).toMatchObject({ file: '/tmp/a.db' });
+    expect(parseDatabaseUrl('postgres://u@h/db')).toEqual({ provider: 'postgresql', url: 'postgres://u@h/db' });
+    expect(parseDatabaseUrl('postgresql://u@h/db').provider).toBe('postgresql');
+  });
+});

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import pg from 'pg';
+import { createApp, type AppDeps } from '../src/app.js';
+import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import type { Database, Plan } from '../src/db/types.js';
+import { createApiKey } from '../src/keys.js';
+import { createLogger } from '../src/logger.js';
+
+export type Provider = 'sqlite' | 'postgresql';
+/** Every HTTP test runs against both providers: a SQLite file and the machine's real PostgreSQL. */
+export const PROVIDERS: Provider[] = ['sqlite', 'postgresql'];
+
+/** The PostgreSQL server tests create their databases on (trust auth on this machine kind). */
+const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  target: DatabaseTarget;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database: a SQLite file in a temporary folder, or a PostgreSQL database created for this test. */
+export async function createTestDatabase(provider: Provider): Promise<TestDatabase> {
+  if (provider === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
+    return { target: parseDatabaseUrl(`file:${join(dir, 'test.db')}`), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    target: parseDatabaseUrl(url.toString()),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestServer {
+  url: string;
+  db: Database;
+  /** Creates a key of the plan and returns the raw key. */
+  key(plan?: Plan, limits?: { perMinute?: number; perDay?: number }): Promise<string>;
+  /** Stops the server and closes its database (the database itself stays). */
+  close(): Promise<void>;
+}
+
+export const silentLogger = createLogger('silent');
+
+/** The real app on a real database, listening on 127.0.0.1 with an ephemeral port, validating its responses. */
+export async function startTestServer(target: DatabaseTarget, deps: Partial<Omit<AppDeps, 'db'>> = {}): Promise<TestServer> {
+  const db = await openDatabase(target);
+  const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, db });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    db,
+    async key(plan = 'free', limits = {}) {
+      return (await createApiKey(db.apiKeys, { plan, ...limits })).raw;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.close();
+    },
+  };
+}
+
+export function auth(key: string, headers: Record<string, string> = {}): Record<string, string> {
+  return { Authorization: `Bearer ${key}`, ...headers };
+}
+
+export function jsonPost(key: string, body: unknown): RequestInit {
+  return { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }), body: typeof body === 'string' ? body : JSON.stringify(body) };
+}

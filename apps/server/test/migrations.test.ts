@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/database.js';
+import { migratePostgres, migrateSqlite, migrationsDir, readMigrations } from '../src/db/migrate.js';
+import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
+import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
+import { createTestDatabase, PROVIDERS } from './helpers.js';
+
+function clientFor(target: Awaited<ReturnType<typeof createTestDatabase>>['target']) {
+  return target.provider === 'sqlite'
+    ? new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: target.file }) })
+    : (new PostgresClient({ adapter: new PrismaPg({ connectionString: target.url }) }) as unknown as SqliteClient);
+}
+
+describe('Prisma schema and migrations', () => {
+  it('the per-provider schemas are generated from the one model source (no drift)', () => {
+    execFileSync(process.execPath, ['scripts/prisma-generate.mjs', '--check'], { cwd: join(import.meta.dirname, '..') });
+  });
+
+  it.each(PROVIDERS)('agree on %s: every model field is written and read through the client after migrating a fresh database', async (provider) => {
+    const database = await createTestDatabase(provider);
+    try {
+      const db = await openDatabase(database.target);
+      await db.close();
+      const prisma = clientFor(database.target);
+      try {
+        const createdAt = new Date('2026-01-02T03:04:05.678Z');
+        const pet = { id: 9007199254740991n, name: 'Ünïcode 🐕', categoryId: 9007199254740991n, status: 'sold', createdAt };
+        expect(await prisma.pet.create({ data: pet })).toEqual(pet);
+        expect(await prisma.pet.findUnique({ where: { id: pet.id } })).toEqual(pet);
+        const bare = await prisma.pet.create({ data: { name: 'Bare', categoryId: 1n } });
+        expect(bare.status).toBeNull();
+        expect(bare.createdAt).toBeInstanceOf(Date);
+
+        const key = { id: 7, prefix: 'ask_abcdefgh', hash: 'f'.repeat(64), name: 'ops', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000, createdAt, revokedAt: new Date('2026-02-03T00:00:00.000Z') };
+        expect(await prisma.apiKey.create({ data: key })).toEqual(key);
+        expect(await prisma.apiKey.findUnique({ where: { hash: key.hash } })).toEqual(key);
+        await expect(prisma.apiKey.create({ data: { ...key, id: 8 } })).rejects.toThrow(); // hash is unique
+      } finally {
+        await prisma.$disconnect();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('migration runner', () => {
+  it('records applied migrations as Prisma Migrate does and applies each once (SQLite)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
+    try {
+      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
+      const all = readMigrations(migrationsDir('sqlite'));
+      expect(migrateSqlite(sqlite)).toEqual(all.map((m) => m.name));
+      expect(migrateSqlite(sqlite)).toEqual([]);
+      const rows = sqlite.prepare('SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations').all() as {
+        migration_name: string;
+        checksum: string;
+        finished_at: number | null;
+        applied_steps_count: number;
+      }[];
+      expect(rows.map((r) => [r.migration_name, r.checksum])).toEqual(all.map((m) => [m.name, m.checksum]));
+      for (const row of rows) {
+        expect(row.finished_at).not.toBeNull();
+        expect(row.applied_steps_count).toBe(1);
+      }
+      sqlite.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start on a migration edited after it was applied', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
+    try {
+      const copy = join(dir, 'migrations');
+      cpSync(migrationsDir('sqlite'), copy, { recursive: true });
+      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
+      migrateSqlite(sqlite, copy);
+      const first = readdirSync(copy).filter((d) => !d.endsWith('.toml')).sort()[0]!;
+      appendFileSync(join(copy, first, 'migration.sql'), '\n-- edited\n');
+      expect(() => migrateSqlite(sqlite, copy)).toThrow(/modified after it was applied/);
+      sqlite.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rolls a failing migration back whole, leaving no record and no half-made table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
+    try {
+      const copy = join(dir, 'migrations');
+      cpSync(migrationsDir('sqlite'), copy, { recursive: true });
+      const bad = join(copy, '29991231000000_broken');
+      mkdirSync(bad);
+      writeFileSync(join(bad, 'migration.sql'), 'CREATE TABLE "Half" (id INTEGER);\nTHIS IS NOT SQL;\n');
+      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
+      expect(() => migrateSqlite(sqlite, copy)).toThrow();
+      const tables = sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+      expect(tables.map((t) => t.name)).not.toContain('Half');
+      expect(tables.map((t) => t.name)).not.toContain('Pet');
+      sqlite.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets two replicas migrate one PostgreSQL database at once (advisory lock): each migration applied once', async () => {
+    const database = await createTestDatabase('postgresql');
+    try {
+      const url = (database.target as { url: string }).url;
+      const clients = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+      await Promise.all(clients.map((c) => c.connect()));
+      const results = await Promise.all(clients.map((c) => migratePostgres(c)));
+      const all = readMigrations(migrationsDir('postgresql')).map((m) => m.name);
+      expect(results.flat().sort()).toEqual(all.sort());
+      const { rows } = await clients[0]!.query('SELECT migration_name FROM "_prisma_migrations"');
+      expect(rows.map((r: { migration_name: string }) => r.migration_name).sort()).toEqual(all.sort());
+      await Promise.all(clients.map((c) => c.end()));
+    } finally {
+      await database.drop();
+    }
+  });
+});

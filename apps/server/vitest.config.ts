@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Test files share the machine's PostgreSQL and Redis; each uses its own database or key prefix.
+    fileParallelism: true,
+  },
+});
