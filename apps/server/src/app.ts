@@ -4,13 +4,14 @@ import { buildOpenApiDocument } from '@animal-store/contract/openapi';
 import { createExpressEndpoints, RequestValidationError } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Database } from './db/types.js';
-import { requireApiKey, resolveApiKey } from './http/auth.js';
+import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
-import { errorHandler, methodNotAllowed, notFound } from './http/errors.js';
+import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
 import { validationError } from './http/validation.js';
 import { KeyResolver } from './keys.js';
 import type { Logger } from './logger.js';
+import { Metrics } from './metrics.js';
 
 export interface AppDeps {
   db: Database;
@@ -25,12 +26,18 @@ export interface AppDeps {
   validateResponses?: boolean;
   /** Clock for the key cache (tests). */
   now?: () => number;
+  /** Prometheus metrics served at /metrics (created when absent). */
+  metrics?: Metrics;
+  /** When set, /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
+  /** True once shutdown began: /readyz answers 503 so load balancers stop sending traffic. */
+  isShuttingDown?: () => boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const requestContext =
-  (logger: Logger): RequestHandler =>
+  (logger: Logger, metrics: Metrics): RequestHandler =>
   (req, res, next) => {
     const given = req.headers['x-request-id'];
     req.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -40,10 +47,12 @@ const requestContext =
     res.setHeader('X-Frame-Options', 'DENY');
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      logger.info(
-        { reqId: req.id, method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
-        'request',
-      );
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // Label by route pattern, never by raw path, so the label set stays bounded.
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      metrics.requests.inc({ route, method: req.method, status: res.statusCode });
+      metrics.latency.observe({ route, method: req.method }, seconds);
+      logger.info({ reqId: req.id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
     });
     next();
   };
@@ -71,19 +80,31 @@ export function createApp(deps: AppDeps): Express {
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
   const openApiJson = JSON.stringify(buildOpenApiDocument());
 
-  app.use(requestContext(deps.logger));
+  const metrics = deps.metrics ?? new Metrics(deps.db.poolStats?.bind(deps.db));
+  app.use(requestContext(deps.logger, metrics));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', (_req, res) => {
+    if (deps.isShuttingDown?.()) {
+      sendError(res, 'service_unavailable', 'Shutting down');
+      return;
+    }
     deps.db.ping().then(
       () => res.json({ status: 'ready' }),
       (err: unknown) => {
         deps.logger.warn({ err }, 'readiness check failed: database unreachable');
-        res.status(503).json({ code: 'service_unavailable', message: 'Database unreachable', status: 503 });
+        sendError(res, 'service_unavailable', 'Database unreachable');
       },
     );
+  });
+  app.get('/metrics', (req, res, next) => {
+    if (deps.metricsToken && !bearerMatches(req.headers.authorization, deps.metricsToken)) {
+      sendError(res, 'unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>', WWW_AUTHENTICATE);
+      return;
+    }
+    metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
   });
 
   const v1 = express.Router({ strict: false });

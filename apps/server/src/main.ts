@@ -1,39 +1,76 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/database.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabaseWithRetry } from './db/database.js';
 import { createLogger } from './logger.js';
+import { Metrics } from './metrics.js';
 
-async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+/** The only file that listens: reads the configuration, wires the real dependencies, serves, shuts down gracefully. */
+async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const db = await openDatabase(config.database);
-  const app = createApp({ db, logger, keyCacheTtlMs: config.keyCacheTtlMs, trustProxy: config.trustProxy });
+  const db = await openDatabaseWithRetry(config.database, {
+    timeoutMs: config.databaseStartupTimeoutMs,
+    onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),
+  }).catch((err: unknown) => {
+    throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);
+  });
+  const metrics = new Metrics(db.poolStats?.bind(db));
+  let shuttingDown = false;
+  const app = createApp({
+    db,
+    logger,
+    metrics,
+    metricsToken: config.metricsToken,
+    keyCacheTtlMs: config.keyCacheTtlMs,
+    trustProxy: config.trustProxy,
+    isShuttingDown: () => shuttingDown,
+  });
   const server: Server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port, host: config.host, database: config.database.provider }, `listening on http://${config.host}:${port}`);
+    logger.info({ port, host: config.host, database: db.provider }, `listening on http://${config.host}:${port}`);
   });
+  server.on('error', (err) => {
+    logger.fatal({ err: err.message }, 'cannot listen');
+    process.exit(1);
+  });
+
   const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    const force = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still in flight at the shutdown deadline; closing them');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    force.unref();
     server.close(() => {
-      db.close().then(() => process.exit(0), () => process.exit(1));
+      clearTimeout(force);
+      db.close().then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err: (err as Error).message }, 'error while closing');
+          process.exit(1);
+        },
+      );
     });
+    server.closeIdleConnections();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error(err instanceof ConfigError ? err.message : String(err));
+  process.exit(2);
+}
+main(config).catch((err: unknown) => {
   console.error(`animal-store failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

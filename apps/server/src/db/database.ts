@@ -65,6 +65,9 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     async ping() {
       await pool.query('SELECT 1');
     },
+    poolStats() {
+      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+    },
     async close() {
       await prisma.$disconnect();
       await pool.end();
@@ -75,4 +78,30 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
 /** Opens the database the URL names, migrating it first. Handlers receive the returned stores and nothing else. */
 export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): Promise<Database> {
   return target.provider === 'sqlite' ? openSqlite(target, options) : openPostgres(target, options);
+}
+
+/** Errors that mean "the database is not reachable yet" (worth retrying at start-up), as opposed to a wrong setup. */
+const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300', 'SQLITE_BUSY']);
+
+function isTransient(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code === 'string' && TRANSIENT.has(e.code)) return true;
+  return typeof e?.message === 'string' && /timeout exceeded when trying to connect|Connection terminated/i.test(e.message);
+}
+
+/** Opens the database, retrying while it is unreachable for at most `timeoutMs`; then gives up with the last error. */
+export async function openDatabaseWithRetry(
+  target: DatabaseTarget,
+  options: OpenDatabaseOptions & { timeoutMs: number; onRetry?: (err: unknown, attempt: number) => void },
+): Promise<Database> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openDatabase(target, options);
+    } catch (err) {
+      if (!isTransient(err) || Date.now() + 1000 > deadline) throw err;
+      options.onRetry?.(err, attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * attempt, 5000, Math.max(deadline - Date.now(), 0))));
+    }
+  }
 }

@@ -46,5 +46,7 @@ export interface Database {
   readonly apiKeys: ApiKeyStore;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
+  /** Connection pool use, where there is a pool (PostgreSQL). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }

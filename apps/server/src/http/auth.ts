@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { KeyResolver } from '../keys.js';
 import { HttpError } from './errors.js';
@@ -34,3 +35,11 @@ export const requireApiKey: RequestHandler = (req, _res, next) => {
   const message = req.headers.authorization ? 'Invalid or revoked API key' : 'Missing API key: send Authorization: Bearer <API key>';
   next(new HttpError('unauthorized', message, WWW_AUTHENTICATE));
 };
+
+/** Constant-time check of a bearer token against a configured secret (hashed first so lengths do not leak). */
+export function bearerMatches(header: string | undefined, secret: string): boolean {
+  const token = header ? BEARER.exec(header)?.[1] : undefined;
+  if (!token) return false;
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(token), digest(secret));
+}

@@ -1,0 +1,50 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics of one app instance (its own registry, so tests can build several apps in one process). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route (contract path or "unmatched"), method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly rateLimitRefusals = new Counter({
+    name: 'rate_limit_refusals_total',
+    help: 'Requests refused by the rate limiter, by reason (rate_limit_exceeded | api_key_banned)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitBans = new Counter({ name: 'rate_limit_bans_total', help: 'Temporary bans started', registers: [this.registry] });
+  readonly redisFallbacks = new Counter({
+    name: 'rate_limit_redis_fallbacks_total',
+    help: 'Times the rate limiter fell back from Redis to its in-memory store (or refused) because Redis failed',
+    registers: [this.registry],
+  });
+
+  constructor(poolStats?: () => { total: number; idle: number; waiting: number } | undefined) {
+    collectDefaultMetrics({ register: this.registry });
+    if (poolStats) {
+      new Gauge({
+        name: 'db_pool_connections',
+        help: 'Database pool connections by state (total | idle | waiting clients)',
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = poolStats();
+          if (!stats) return;
+          this.set({ state: 'total' }, stats.total);
+          this.set({ state: 'idle' }, stats.idle);
+          this.set({ state: 'waiting' }, stats.waiting);
+        },
+      });
+    }
+  }
+}
