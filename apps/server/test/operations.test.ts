@@ -1,0 +1,125 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SERVER_ROOT } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { auth, createTestDatabase, startTestServer } from './helpers.js';
+
+const MAIN = join(SERVER_ROOT, 'dist/main.js');
+const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
+const dir = mkdtempSync(join(tmpdir(), 'ops-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('logs', () => {
+  it('are JSON lines carrying the request id, never the key or the Authorization header', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const database = await createTestDatabase('sqlite');
+    const server = await startTestServer(database.target, { logger: createLogger('info', sink) });
+    try {
+      const key = await server.key();
+      await fetch(`${server.url}/v1/pets`, { headers: auth(key, { 'X-Request-Id': 'req-abc-123' }) });
+      await fetch(`${server.url}/v1/pets`, { headers: { Authorization: 'Bearer ask_wrongwrongwrongwrongwrongwrongwrongwrongwro' } });
+      await new Promise((r) => setTimeout(r, 50));
+      const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const mine = records.filter((r) => r.reqId === 'req-abc-123');
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({ method: 'GET', route: '/v1/pets', status: 200, msg: 'request' });
+      expect(records.every((r) => typeof r.reqId === 'string')).toBe(true);
+      const all = lines.join('\n');
+      expect(all).not.toContain(key);
+      expect(all).not.toContain('wrongwrong');
+      expect(all.toLowerCase()).not.toContain('authorization');
+    } finally {
+      await server.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('metrics', () => {
+  it('count requests by route pattern and status, behind METRICS_TOKEN when set', async () => {
+    const database = await createTestDatabase('postgresql');
+    const token = 'metrics-token-0123456789';
+    const server = await startTestServer(database.target, { metricsToken: token });
+    try {
+      const key = await server.key();
+      await fetch(`${server.url}/v1/pets/12345`, { headers: auth(key) });
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+      const res = await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toMatch(/http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/);
+      expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/);
+      expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
+    } finally {
+      await server.close();
+      await database.drop();
+    }
+  });
+});
+
+function startMain(env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const listening = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 15_000);
+    child.stdout.on('data', () => {
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+  });
+  return { child, exited, listening, output: () => output };
+}
+
+describe('graceful shutdown', () => {
+  it('on SIGTERM stops accepting, finishes the request in flight, and exits 0', async () => {
+    const env = { DATABASE_URL: `file:${join(dir, 'shutdown.db')}`, PORT: '0' };
+    const created = spawnSync(process.execPath, [KEYS, 'create', '--plan', 'free'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    const key = created.stdout.trimEnd().split('\n').at(-1)!;
+    const server = startMain(env);
+    const port = await server.listening;
+
+    // A request whose body is still arriving when the signal comes.
+    const body = JSON.stringify({ name: 'Late', categoryId: 1 });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let response = '';
+    socket.on('data', (d: Buffer) => (response += d.toString()));
+    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow(); // no longer accepting
+    socket.write(body.slice(5));
+    await new Promise((r) => socket.once('close', r));
+    expect(response).toMatch(/^HTTP\/1\.1 201 /);
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toContain('shutting down');
+  });
+});
+
+describe('start-up', () => {
+  it('retries an unreachable database for a bounded time, then exits non-zero naming DATABASE_URL', async () => {
+    const server = startMain({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none', DATABASE_STARTUP_TIMEOUT_MS: '2500', PORT: '0' });
+    const code = await server.exited;
+    expect(code).not.toBe(0);
+    expect(server.output()).toContain('retrying');
+    expect(server.output()).toContain('DATABASE_URL');
+  });
+});
