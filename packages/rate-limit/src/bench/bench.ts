@@ -1,0 +1,195 @@
+/**
+ * Benchmark: our stores vs rate-limiter-flexible (two windows via RateLimiterUnion),
+ * measured in the same run in alternating A/B rounds; prints medians and ours/theirs.
+ *
+ *   pnpm --filter @animal-store/rate-limit bench     (REDIS_URL, default redis://127.0.0.1:6379)
+ *
+ * All requests are within limits (allowed path) so both libraries do the same work:
+ * check + charge two windows per decision.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
+import { createLimiter } from '../limiter.js';
+import { createMemoryStore } from '../memory-store.js';
+import { DAY_MS, MINUTE_MS } from '../plans.js';
+import { createRedisStore } from '../redis-store.js';
+import type { WindowLimit } from '../types.js';
+
+const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const ROUNDS = 5;
+const IDENTITIES = 10_000;
+const MEMORY_OPS = 200_000;
+const REDIS_OPS = 20_000;
+const IN_FLIGHT = 50;
+const DEADLINE = Date.now() + 50_000; // hard bound on total run time
+const PER_MINUTE = 1_000_000_000;
+const PER_DAY = 1_000_000_000;
+
+const WINDOWS: WindowLimit[] = [
+  { name: 'minute', limit: PER_MINUTE, windowMs: MINUTE_MS },
+  { name: 'day', limit: PER_DAY, windowMs: DAY_MS },
+];
+
+type Consume = (key: string) => Promise<unknown>;
+
+const keys = Array.from({ length: IDENTITIES }, (_, i) => `bench-key-${i}`);
+/** Pseudo-random but identical key sequence for both contenders. */
+function keyAt(i: number): string {
+  return keys[(i * 7919) % IDENTITIES]!;
+}
+
+async function runSequential(consume: Consume, ops: number): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) await consume(keyAt(i));
+  return ops / ((performance.now() - start) / 1000);
+}
+
+async function runConcurrent(consume: Consume, ops: number, inFlight: number): Promise<number> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < ops) {
+      const i = next++;
+      await consume(keyAt(i));
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return ops / ((performance.now() - start) / 1000);
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+interface Row {
+  scenario: string;
+  ours: number[];
+  theirs: number[];
+}
+
+/** Alternating A/B rounds (order flipped each round to cancel drift). */
+async function abRounds(
+  scenario: string,
+  ours: () => Promise<number>,
+  theirs: () => Promise<number>,
+): Promise<Row> {
+  const row: Row = { scenario, ours: [], theirs: [] };
+  await ours(); // warm-up (JIT, script cache, connections)
+  await theirs();
+  for (let r = 0; r < ROUNDS && Date.now() < DEADLINE; r++) {
+    if (r % 2 === 0) {
+      row.ours.push(await ours());
+      row.theirs.push(await theirs());
+    } else {
+      row.theirs.push(await theirs());
+      row.ours.push(await ours());
+    }
+  }
+  return row;
+}
+
+async function deleteMatching(client: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (found.length > 0) deleted += await client.del(...found);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function printTable(rows: Row[]): void {
+  const header = ['scenario', 'ours (median/s)', 'rlflx (median/s)', 'ours/theirs', 'rounds'];
+  const body = rows.map((r) => {
+    const o = median(r.ours);
+    const t = median(r.theirs);
+    return [r.scenario, fmt(o), fmt(t), `${(o / t).toFixed(2)}x`, String(r.ours.length)];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const b of body) console.log(line(b));
+  console.log('');
+  for (const r of rows) {
+    console.log(`${r.scenario}: ours   rounds ${r.ours.map(fmt).join(', ')}`);
+    console.log(`${' '.repeat(r.scenario.length)}  rlflx  rounds ${r.theirs.map(fmt).join(', ')}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const url = new URL(REDIS_URL);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
+    throw new Error(`bench runs against 127.0.0.1 only (REDIS_URL=${REDIS_URL})`);
+  }
+  const prefix = `rlbench:${randomBytes(4).toString('hex')}:`;
+  console.log(`rate-limit bench: ${ROUNDS} alternating A/B rounds; ${IDENTITIES} identities; windows minute+day (allowed path)`);
+  console.log(`memory: ${fmt(MEMORY_OPS)} sequential decisions per round`);
+  console.log(`redis : ${fmt(REDIS_OPS)} decisions per round, ${IN_FLIGHT} in flight, ${REDIS_URL}, prefix ${prefix}\n`);
+
+  const rows: Row[] = [];
+
+  // ---- memory ---------------------------------------------------------------
+  rows.push(
+    await abRounds(
+      'memory: decisions/s',
+      () => {
+        const limiter = createLimiter({ store: createMemoryStore() });
+        return runSequential((k) => limiter.consume(k, WINDOWS), MEMORY_OPS);
+      },
+      () => {
+        const union = new RateLimiterUnion(
+          new RateLimiterMemory({ keyPrefix: 'm', points: PER_MINUTE, duration: 60 }),
+          new RateLimiterMemory({ keyPrefix: 'd', points: PER_DAY, duration: 86_400 }),
+        );
+        return runSequential((k) => union.consume(k), MEMORY_OPS);
+      },
+    ),
+  );
+
+  // ---- redis ----------------------------------------------------------------
+  const oursClient = new Redis(REDIS_URL, { lazyConnect: true });
+  const theirsClient = new Redis(REDIS_URL, { lazyConnect: true });
+  await Promise.all([oursClient.connect(), theirsClient.connect()]);
+  try {
+    const limiter = createLimiter({ store: createRedisStore({ client: oursClient, prefix: `${prefix}ours:` }) });
+    const union = new RateLimiterUnion(
+      new RateLimiterRedis({ storeClient: theirsClient, keyPrefix: `${prefix}rlflx-m`, points: PER_MINUTE, duration: 60 }),
+      new RateLimiterRedis({ storeClient: theirsClient, keyPrefix: `${prefix}rlflx-d`, points: PER_DAY, duration: 86_400 }),
+    );
+    rows.push(
+      await abRounds(
+        `redis: decisions/s (${IN_FLIGHT} in flight)`,
+        () => runConcurrent((k) => limiter.consume(k, WINDOWS), REDIS_OPS, IN_FLIGHT),
+        () => runConcurrent((k) => union.consume(k), REDIS_OPS, IN_FLIGHT),
+      ),
+    );
+  } finally {
+    const removed =
+      (await deleteMatching(oursClient, `{${prefix}*`)) + (await deleteMatching(oursClient, `${prefix}*`));
+    console.log(`(cleaned up ${fmt(removed)} bench keys)\n`);
+    oursClient.disconnect();
+    theirsClient.disconnect();
+  }
+
+  printTable(rows);
+  console.log(
+    '\nNotes: rlflx RateLimiterUnion issues one Redis script call per window (2 EVALSHA per decision, sent concurrently)\n' +
+      'and charges every window even when another refuses; ours is one EVALSHA per decision (both windows + ban state).',
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

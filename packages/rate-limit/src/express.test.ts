@@ -1,0 +1,223 @@
+// Middleware tests with a real express app on 127.0.0.1 and the global fetch.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RateLimitStoreUnavailableError } from './errors.js';
+import { clientAddress, rateLimit, type RateLimitMiddlewareOptions } from './express.js';
+import { createLimiter, type RateLimitDecision } from './limiter.js';
+import { createMemoryStore } from './memory-store.js';
+import { DAY_MS, MINUTE_MS, limitsForPlan } from './plans.js';
+import { createResilientStore } from './resilient-store.js';
+import type { RateLimitStore, WindowLimit } from './types.js';
+
+const NOW = Date.UTC(2024, 4, 15, 12, 30, 20, 500);
+const MINUTE_RESET_S = Date.UTC(2024, 4, 15, 12, 31) / 1000;
+const DAY_RESET_S = Date.UTC(2024, 4, 16) / 1000;
+const TIGHT: WindowLimit[] = [
+  { name: 'minute', limit: 2, windowMs: MINUTE_MS },
+  { name: 'day', limit: 10, windowMs: DAY_MS },
+];
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+type Options = Partial<RateLimitMiddlewareOptions<Request, express.Response>>;
+
+async function start(options: Options = {}, store: RateLimitStore = createMemoryStore({ now: () => NOW })): Promise<string> {
+  const app = express();
+  const limiter = createLimiter({ store });
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.use(
+    rateLimit({
+      limiter,
+      identify: (req: Request) => {
+        const key = req.header('x-api-key');
+        return key ? { key, windows: TIGHT } : { key: `ip:${clientAddress(req)}`, windows: limitsForPlan('free') };
+      },
+      skip: (req) => req.path === '/skipped',
+      ...options,
+    }),
+  );
+  app.get('/ok', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/skipped', (_req, res) => {
+    res.json({ skipped: true });
+  });
+  app.get('/boom', (_req, _res, next) => {
+    next(new Error('boom'));
+  });
+  const onError: ErrorRequestHandler = (err: { status?: number; code?: string }, _req, res, _next) => {
+    res.status(err.status ?? 500).json({ code: err.code ?? 'internal_error' });
+  };
+  app.use(onError);
+  server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('rateLimit middleware', () => {
+  it('sets legacy and IETF draft headers on a 200', async () => {
+    const base = await start();
+    const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k1' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(res.headers.get('x-ratelimit-reset')).toBe(String(MINUTE_RESET_S));
+    expect(res.headers.get('ratelimit-policy')).toBe('"minute";q=2;w=60, "day";q=10;w=86400');
+    expect(res.headers.get('ratelimit')).toBe(`"minute";r=1;t=40, "day";r=9;t=${DAY_RESET_S - Math.floor(NOW / 1000)}`);
+    expect(res.headers.get('retry-after')).toBeNull();
+  });
+
+  it('keeps the headers on errors produced downstream (404 and 500)', async () => {
+    const base = await start();
+    const missing = await fetch(`${base}/nope`, { headers: { 'x-api-key': 'k2' } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(missing.headers.get('ratelimit-policy')).toContain('"minute";q=2;w=60');
+    const boom = await fetch(`${base}/boom`, { headers: { 'x-api-key': 'k2' } });
+    expect(boom.status).toBe(500);
+    expect(boom.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('answers 429 with a JSON error body, Retry-After and remaining 0', async () => {
+    const base = await start();
+    await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k3' } });
+    await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k3' } });
+    const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k3' } });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('retry-after')).toBe('40');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(res.headers.get('x-ratelimit-reset')).toBe(String(MINUTE_RESET_S));
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({ code: 'rate_limit_exceeded', message: expect.any(String), status: 429 });
+    expect(body['message']).toContain('2 requests per minute');
+  });
+
+  it('bans on the 11th refusal with api_key_banned and the ban’s Retry-After; hooks see it', async () => {
+    const onBan = vi.fn();
+    const decisions: RateLimitDecision[] = [];
+    const base = await start({ hooks: { onBan, onDecision: (d) => decisions.push(d) } });
+    const codes: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k4' } });
+      codes.push(res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code);
+      if (i === 12) {
+        expect(res.status).toBe(429);
+        expect(res.headers.get('retry-after')).toBe('900');
+        expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+        expect(res.headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((NOW + 900_000) / 1000)));
+        expect(res.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=900, "day";r=0;t=\d+$/);
+      }
+    }
+    expect(codes).toEqual([
+      'ok', 'ok',
+      ...Array<string>(10).fill('rate_limit_exceeded'),
+      'api_key_banned', 'api_key_banned',
+    ]);
+    expect(onBan).toHaveBeenCalledTimes(1);
+    expect(onBan.mock.calls[0]![0]).toBe('k4');
+    expect(decisions).toHaveLength(14);
+  });
+
+  it('identifies anonymous callers by IP with free limits', async () => {
+    const base = await start();
+    const res = await fetch(`${base}/ok`);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('59');
+  });
+
+  it('skip() bypasses the limiter (no headers, nothing charged)', async () => {
+    const base = await start();
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${base}/skipped`, { headers: { 'x-api-key': 'k5' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+    const counted = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k5' } });
+    expect(counted.headers.get('x-ratelimit-remaining')).toBe('1');
+  });
+
+  it('passes identify errors and store outages (refuse mode -> 503) to next(err)', async () => {
+    const base = await start({
+      identify: () => {
+        throw Object.assign(new Error('bad key'), { status: 401, code: 'unauthorized' });
+      },
+    });
+    const res = await fetch(`${base}/ok`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+
+    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')) };
+    const base2 = await start({}, createResilientStore({ primary: broken, mode: 'refuse' }));
+    const res2 = await fetch(`${base2}/ok`);
+    expect(res2.status).toBe(503);
+    expect(await res2.json()).toEqual({ code: 'service_unavailable' });
+    expect(new RateLimitStoreUnavailableError()).toMatchObject({ status: 503, code: 'service_unavailable' });
+  });
+
+  it('reports fallback decisions to hooks.onFallback and still limits', async () => {
+    const onFallback = vi.fn();
+    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')) };
+    const store = createResilientStore({ primary: broken, mode: 'fallback', fallback: createMemoryStore({ now: () => NOW }) });
+    const base = await start({ hooks: { onFallback } }, store);
+    const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k6' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(onFallback).toHaveBeenCalledTimes(1);
+    expect(String(onFallback.mock.calls[0]![0])).toContain('ECONNREFUSED');
+  });
+
+  it('onRefused replaces the default 429 response', async () => {
+    const base = await start({
+      onRefused: (_req, res, _next, decision) => {
+        res.status(429).type('text/plain').send(`slow down ${decision.retryAfterSeconds}`);
+      },
+    });
+    await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k7' } });
+    await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k7' } });
+    const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k7' } });
+    expect(res.status).toBe(429);
+    expect(await res.text()).toBe('slow down 40');
+    expect(res.headers.get('retry-after')).toBe('40');
+  });
+});
+
+describe('types', () => {
+  it('is assignable to an Express RequestHandler', () => {
+    const handler: RequestHandler = rateLimit({
+      limiter: createLimiter({ store: createMemoryStore() }),
+      identify: (req: Request) => ({ key: req.ip ?? 'unknown', windows: limitsForPlan('free') }),
+    });
+    expect(handler).toBeTypeOf('function');
+  });
+});
+
+describe('clientAddress', () => {
+  const req = (remoteAddress: string | undefined, xff?: string | string[]) =>
+    ({ socket: { remoteAddress }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as never;
+
+  it('uses the socket address unless proxies are trusted', () => {
+    expect(clientAddress(req('10.0.0.1', '1.2.3.4'))).toBe('10.0.0.1');
+    expect(clientAddress(req('::ffff:10.0.0.2'))).toBe('10.0.0.2');
+    expect(clientAddress(req('2001:db8::1'))).toBe('2001:db8::1');
+    expect(clientAddress(req(undefined))).toBe('unknown');
+  });
+
+  it('uses the first X-Forwarded-For entry when trustProxy is set', () => {
+    expect(clientAddress(req('10.0.0.1', ' 1.2.3.4 , 10.0.0.9'), true)).toBe('1.2.3.4');
+    expect(clientAddress(req('10.0.0.1', ['5.6.7.8, 1.1.1.1']), true)).toBe('5.6.7.8');
+    expect(clientAddress(req('10.0.0.1'), true)).toBe('10.0.0.1');
+    expect(clientAddress(req('10.0.0.1', ''), true)).toBe('10.0.0.1');
+  });
+});

@@ -1,0 +1,127 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
+import type { RateLimitDecision, RateLimiter } from './limiter.js';
+import type { WindowLimit } from './types.js';
+
+/** Who is calling and which windows apply (resolved by the server). */
+export interface RateLimitIdentity {
+  /** Identity key: the API key id, or `ip:<address>` for anonymous callers. */
+  readonly key: string;
+  /** Windows for this identity, e.g. `limitsForPlan(plan, custom)`. */
+  readonly windows: readonly WindowLimit[];
+}
+
+/** Express-compatible `next`. */
+export type NextFunction = (err?: unknown) => void;
+
+/** Metrics hooks. Errors thrown by hooks are passed to `next(err)`. */
+export interface RateLimitHooks<Req> {
+  /** Every decision (allowed, rate limited, banned). */
+  onDecision?(decision: RateLimitDecision, req: Req): void;
+  /** The request whose refusal started a ban. */
+  onBan?(identity: string, decision: RateLimitDecision, req: Req): void;
+  /** A decision answered by the fallback store because the primary failed (once per such request). */
+  onFallback?(err: unknown, decision: RateLimitDecision, req: Req): void;
+}
+
+/** Options of {@link rateLimit}. */
+export interface RateLimitMiddlewareOptions<Req extends IncomingMessage, Res extends ServerResponse> {
+  /** The limiter (see `createLimiter`). */
+  readonly limiter: RateLimiter;
+  /** Resolves the identity and its windows. Errors go to `next(err)`. */
+  readonly identify: (req: Req) => RateLimitIdentity | Promise<RateLimitIdentity>;
+  /** Return `true` to bypass the limiter entirely (no headers, nothing charged). */
+  readonly skip?: (req: Req) => boolean | Promise<boolean>;
+  /**
+   * Replaces the default 429 response. Headers (incl. `Retry-After`) are already set.
+   * Default: JSON `{ code, message, status: 429 }`.
+   */
+  readonly onRefused?: (req: Req, res: Res, next: NextFunction, decision: RateLimitDecision) => void;
+  /** Metrics hooks. */
+  readonly hooks?: RateLimitHooks<Req>;
+}
+
+/**
+ * Express (or plain `node:http`) middleware. For each request: `skip` → `identify`
+ * → one atomic `limiter.consume`. Rate-limit headers are set on every response it
+ * lets through (before `next()`, so later 4xx/5xx carry them) and on its own 429s.
+ * Errors from `identify`, the store (e.g. `RateLimitStoreUnavailableError`) or hooks go to `next(err)`.
+ *
+ * @example
+ * app.use('/v1', rateLimit({
+ *   limiter,
+ *   identify: async (req: express.Request) => ({ key: req.apiKey.id, windows: limitsForPlan(req.apiKey.plan) }),
+ * }));
+ */
+export function rateLimit<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(
+  options: RateLimitMiddlewareOptions<Req, Res>,
+): (req: Req, res: Res, next: NextFunction) => void {
+  const { limiter, identify, skip, onRefused, hooks } = options;
+
+  const handle = async (req: Req, res: Res, next: NextFunction): Promise<void> => {
+    let decision: RateLimitDecision;
+    try {
+      if (skip !== undefined && (await skip(req))) {
+        next();
+        return;
+      }
+      const identity = await identify(req);
+      decision = await limiter.consume(identity.key, identity.windows);
+      hooks?.onDecision?.(decision, req);
+      if (decision.fallbackError !== undefined) hooks?.onFallback?.(decision.fallbackError, decision, req);
+      if (decision.banStarted) hooks?.onBan?.(decision.key, decision, req);
+    } catch (err) {
+      next(err);
+      return;
+    }
+
+    if (!res.headersSent) {
+      const headers = rateLimitHeaders(decision);
+      for (const name in headers) res.setHeader(name, headers[name]!);
+    }
+    if (decision.allowed) {
+      next();
+      return;
+    }
+    if (onRefused !== undefined) {
+      onRefused(req, res, next, decision);
+      return;
+    }
+    const body = JSON.stringify(rateLimitErrorBody(decision));
+    res.statusCode = 429;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  };
+
+  return (req, res, next) => {
+    void handle(req, res, next);
+  };
+}
+
+/**
+ * The client's address for `ip:<address>` identities.
+ *
+ * - `trustProxy = false` (default): the socket's remote address.
+ * - `trustProxy = true`: the FIRST `X-Forwarded-For` entry (the original client as reported
+ *   by the proxy chain), falling back to the socket address. Only enable this behind a proxy
+ *   that overwrites/sanitises `X-Forwarded-For`, otherwise clients can spoof it. With several
+ *   proxies, prefer Express's `app.set('trust proxy', ...)` and `req.ip`.
+ *
+ * IPv4-mapped IPv6 addresses (`::ffff:1.2.3.4`) are returned as IPv4. Returns `"unknown"` when
+ * no address is available (a closed socket).
+ */
+export function clientAddress(req: IncomingMessage, trustProxy = false): string {
+  if (trustProxy) {
+    const raw = req.headers['x-forwarded-for'];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    const first = value?.split(',')[0]?.trim();
+    if (first) return normalizeAddress(first);
+  }
+  const address = req.socket?.remoteAddress;
+  return address ? normalizeAddress(address) : 'unknown';
+}
+
+function normalizeAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}

@@ -1,0 +1,16 @@
+export type { BanPolicy, RateLimitStore, StoreRequest, StoreResult, WindowLimit } from './types.js';
+export { DAY_MS, MINUTE_MS, PLAN_LIMITS, limitsForPlan } from './plans.js';
+export type { CustomLimits, Plan, PlanQuota } from './plans.js';
+export { DEFAULT_BAN_POLICY, createLimiter } from './limiter.js';
+export type { LimiterOptions, RateLimitDecision, RateLimiter, WindowState } from './limiter.js';
+export { createMemoryStore } from './memory-store.js';
+export type { MemoryStore, MemoryStoreOptions } from './memory-store.js';
+export { RATE_LIMIT_LUA, createRedisClient, createRedisStore } from './redis-store.js';
+export type { RedisClientOptions, RedisStore, RedisStoreOptions } from './redis-store.js';
+export { createResilientStore } from './resilient-store.js';
+export type { ResilientStore, ResilientStoreOptions } from './resilient-store.js';
+export { RateLimitStoreUnavailableError } from './errors.js';
+export { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
+export type { RateLimitErrorBody } from './headers.js';
+export { clientAddress, rateLimit } from './express.js';
+export type { NextFunction, RateLimitHooks, RateLimitIdentity, RateLimitMiddlewareOptions } from './express.js';

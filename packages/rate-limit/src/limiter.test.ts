@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
+import { DEFAULT_BAN_POLICY, createLimiter } from './limiter.js';
+import { createMemoryStore } from './memory-store.js';
+import { MINUTE_MS } from './plans.js';
+
+const T = Date.UTC(2024, 4, 15, 12, 0, 0);
+
+describe('limiter', () => {
+  const limiter = createLimiter({ store: createMemoryStore({ now: () => T }) });
+
+  it('validates keys and windows', async () => {
+    await expect(limiter.consume('', [{ name: 'm', limit: 1, windowMs: MINUTE_MS }])).rejects.toThrow(RangeError);
+    await expect(limiter.consume('k', [])).rejects.toThrow(RangeError);
+    await expect(limiter.consume('k', [{ name: 'm', limit: -1, windowMs: MINUTE_MS }])).rejects.toThrow(RangeError);
+    await expect(limiter.consume('k', [{ name: 'm', limit: 1, windowMs: 0 }])).rejects.toThrow(RangeError);
+    await expect(
+      limiter.consume('k', [
+        { name: 'a', limit: 1, windowMs: MINUTE_MS },
+        { name: 'b', limit: 2, windowMs: MINUTE_MS },
+      ]),
+    ).rejects.toThrow(/same length/);
+  });
+
+  it('resolves the ban policy', () => {
+    expect(limiter.ban).toEqual(DEFAULT_BAN_POLICY);
+    expect(DEFAULT_BAN_POLICY).toEqual({ maxRefusals: 10, windowMs: 60_000, durationMs: 900_000 });
+    const store = createMemoryStore();
+    expect(createLimiter({ store, ban: false }).ban).toBeNull();
+    expect(createLimiter({ store, ban: { durationMs: 1000 } }).ban).toEqual({ ...DEFAULT_BAN_POLICY, durationMs: 1000 });
+    expect(() => createLimiter({ store, ban: { maxRefusals: -1 } })).toThrow(RangeError);
+  });
+
+  it('escapes window names in structured-field headers and has no error body when allowed', async () => {
+    const d = await limiter.consume('names', [{ name: 'per "10s"\\', limit: 5, windowMs: 10_000 }]);
+    const h = rateLimitHeaders(d);
+    expect(h['RateLimit-Policy']).toBe('"per \\"10s\\"\\\\";q=5;w=10');
+    expect(h['RateLimit']).toBe('"per \\"10s\\"\\\\";r=4;t=10');
+    expect(rateLimitErrorBody(d)).toBeNull();
+  });
+});

@@ -1,0 +1,175 @@
+// Outage behaviour against a private redis-server that the test starts, kills and restarts.
+import type { ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RateLimitStoreUnavailableError } from './errors.js';
+import { createLimiter, type RateLimiter } from './limiter.js';
+import { createMemoryStore } from './memory-store.js';
+import { MINUTE_MS, DAY_MS } from './plans.js';
+import { createRedisClient, createRedisStore } from './redis-store.js';
+import { createResilientStore } from './resilient-store.js';
+import { freePort, killProcess, startRedisServer, testPrefix, waitReady } from './test-utils/redis.js';
+import type { RateLimitStore, WindowLimit } from './types.js';
+
+const W: WindowLimit[] = [
+  { name: 'minute', limit: 5, windowMs: MINUTE_MS },
+  { name: 'day', limit: 1000, windowMs: DAY_MS },
+];
+const prefix = testPrefix();
+let port: number;
+let server: ChildProcess | undefined;
+const clients: Redis[] = [];
+
+beforeAll(async () => {
+  port = await freePort();
+  server = await startRedisServer(port);
+});
+afterEach(() => {
+  for (const c of clients.splice(0)) c.disconnect();
+});
+afterAll(async () => {
+  await killProcess(server);
+});
+
+async function newClient(): Promise<Redis> {
+  const client = createRedisClient({ url: `redis://127.0.0.1:${port}`, maxReconnectDelayMs: 200 });
+  clients.push(client);
+  await waitReady(client);
+  return client;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - start };
+}
+
+/** Consumes until the decision comes from Redis again (bounded). */
+async function untilRedis(limiter: RateLimiter, key: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const d = await limiter.consume(key, W);
+    if (d.source === 'redis') return;
+    if (Date.now() > deadline) throw new Error('did not return to Redis');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('resilient store over a real Redis outage', () => {
+  it('fallback mode: answers from memory while Redis is down, warns once, returns to Redis by itself', async () => {
+    const client = await newClient();
+    const onFallback = vi.fn();
+    const onRecover = vi.fn();
+    const redisStore = createRedisStore({ client, prefix });
+    const limiter = createLimiter({
+      store: createResilientStore({ primary: redisStore, mode: 'fallback', onFallback, onRecover, retryIntervalMs: 100 }),
+    });
+
+    const healthy = await limiter.consume('outage', W);
+    expect(healthy.source).toBe('redis');
+    expect(healthy.fallbackError).toBeUndefined();
+
+    await killProcess(server);
+    const results = [];
+    for (let i = 0; i < 12; i++) {
+      const { value, ms } = await timed(() => limiter.consume('outage', W));
+      expect(ms).toBeLessThan(1_000);
+      results.push(value);
+      if (i % 3 === 0) await new Promise((r) => setTimeout(r, 120)); // let probes of Redis happen
+    }
+    expect(results.every((d) => d.source === 'memory' && d.fallbackError !== undefined)).toBe(true);
+    // the fallback really limits: a fresh per-process counter, 5/minute
+    expect(results.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false, false, false, false, false, false]);
+    expect(onFallback).toHaveBeenCalledTimes(1);
+    expect(onRecover).not.toHaveBeenCalled();
+
+    server = await startRedisServer(port);
+    await untilRedis(limiter, 'after-restart');
+    expect(onRecover).toHaveBeenCalledTimes(1);
+    const back = await limiter.consume('after-restart', W);
+    expect(back.source).toBe('redis');
+    // the new (empty) Redis holds the counter, proving the decision came from it
+    const [minuteKey] = redisStore.keysFor('after-restart', [MINUTE_MS]);
+    expect(await client.hget(minuteKey!, 'c')).toBe(String(back.windows[0]!.used));
+    expect(onFallback).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuse mode: throws a 503 RateLimitStoreUnavailableError quickly, then recovers', async () => {
+    const client = await newClient();
+    const limiter = createLimiter({
+      store: createResilientStore({ primary: createRedisStore({ client, prefix }), mode: 'refuse', retryIntervalMs: 100 }),
+    });
+    expect((await limiter.consume('refuse', W)).source).toBe('redis');
+
+    await killProcess(server);
+    for (let i = 0; i < 5; i++) {
+      const start = performance.now();
+      const err = await limiter.consume('refuse', W).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(performance.now() - start).toBeLessThan(1_000);
+      expect(err).toBeInstanceOf(RateLimitStoreUnavailableError);
+      expect((err as RateLimitStoreUnavailableError).status).toBe(503);
+      expect((err as RateLimitStoreUnavailableError).code).toBe('service_unavailable');
+      await new Promise((r) => setTimeout(r, 60));
+    }
+
+    server = await startRedisServer(port);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const ok = await limiter.consume('refuse', W).then(
+        (d) => d,
+        () => null,
+      );
+      if (ok !== null) {
+        expect(ok.source).toBe('redis');
+        expect(ok.windows[0]!.used).toBe(1); // the restarted Redis is empty
+        break;
+      }
+      if (Date.now() > deadline) throw new Error('did not recover');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  it('recovers from NOSCRIPT (script cache flushed) transparently', async () => {
+    const client = await newClient();
+    const limiter = createLimiter({ store: createRedisStore({ client, prefix }) });
+    await limiter.consume('noscript', W);
+    await client.script('FLUSH');
+    const spy = vi.spyOn(client, 'sendCommand');
+    const d = await limiter.consume('noscript', W);
+    expect(d.windows[0]!.used).toBe(2);
+    expect(spy.mock.calls.map(([cmd]) => cmd.name)).toEqual(['evalsha', 'eval']);
+    spy.mockRestore();
+  });
+});
+
+describe('resilient store, unit', () => {
+  const hanging: RateLimitStore = { name: 'hanging', consume: () => new Promise(() => undefined) };
+
+  it('bounds a hanging primary by timeoutMs and falls back', async () => {
+    const store = createResilientStore({ primary: hanging, mode: 'fallback', timeoutMs: 50, fallback: createMemoryStore() });
+    const limiter = createLimiter({ store });
+    const { value, ms } = await timed(() => limiter.consume('hang', W));
+    expect(value.source).toBe('memory');
+    expect(String(value.fallbackError)).toMatch(/timed out/);
+    expect(ms).toBeLessThan(1_000);
+    expect(store.degraded).toBe(true);
+  });
+
+  it('skips a known-down primary until the retry interval elapsed', async () => {
+    let t = 0;
+    const consume = vi.fn(() => Promise.reject(new Error('down')));
+    const store = createResilientStore({ primary: { name: 'p', consume }, mode: 'fallback', retryIntervalMs: 1000, now: () => t });
+    const limiter = createLimiter({ store });
+    await limiter.consume('k', W);
+    await limiter.consume('k', W);
+    await limiter.consume('k', W);
+    expect(consume).toHaveBeenCalledTimes(1);
+    t = 1000;
+    await limiter.consume('k', W);
+    expect(consume).toHaveBeenCalledTimes(2);
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Shared types of the rate limiter. Everything here is plain data so that the
+ * core stays framework- and storage-agnostic.
+ */
+
+/** One fixed, clock-aligned window: at most `limit` requests per `windowMs`. */
+export interface WindowLimit {
+  /** Name used in the IETF `RateLimit` / `RateLimit-Policy` headers, e.g. `"minute"`. */
+  readonly name: string;
+  /** Maximum number of requests allowed in one window (integer >= 0). */
+  readonly limit: number;
+  /**
+   * Window length in milliseconds (positive integer). Windows are aligned to the
+   * Unix epoch: `start = floor(now / windowMs) * windowMs`, so a 60 000 ms window
+   * is the clock minute and an 86 400 000 ms window is the UTC day.
+   * Counters are keyed by `windowMs`, so two windows of one request must differ in length.
+   */
+  readonly windowMs: number;
+}
+
+/** Temporary-ban policy applied to identities that keep calling while refused. */
+export interface BanPolicy {
+  /**
+   * Number of refused requests tolerated per ban-counting window. The refusal
+   * that makes the count exceed this value (by default the 11th) starts the ban.
+   */
+  readonly maxRefusals: number;
+  /** Length of the clock-aligned window in which refusals are counted (default 60 000 ms). */
+  readonly windowMs: number;
+  /** Ban duration in milliseconds (default 900 000 ms = 15 min). */
+  readonly durationMs: number;
+}
+
+/** What the limiter asks a store to do, atomically. */
+export interface StoreRequest {
+  /** Identity (API key id, `ip:<address>`, ...). */
+  readonly key: string;
+  /** Windows to check and charge (validated by the limiter). */
+  readonly windows: readonly WindowLimit[];
+  /** Ban policy, or `null` to disable bans. */
+  readonly ban: BanPolicy | null;
+}
+
+/**
+ * Outcome of one atomic store step.
+ *
+ * - `allowed`: every window had room and every window was charged.
+ * - `refused`: at least one window was full; nothing was charged; the refusal counter was incremented.
+ * - `banned`: the identity is banned (or this very refusal started the ban); nothing was charged.
+ */
+export interface StoreResult {
+  readonly outcome: 'allowed' | 'refused' | 'banned';
+  /** Store time in ms used for this decision (Redis `TIME` for the Redis store). */
+  readonly now: number;
+  /**
+   * Per window (same order as the request), the count of the current window
+   * AFTER this request: charged when allowed, unchanged otherwise.
+   */
+  readonly counts: readonly number[];
+  /** When banned: the instant (ms) the ban ends. Otherwise `null`. */
+  readonly banUntil: number | null;
+  /** True only on the refusal that started the ban. */
+  readonly banStarted: boolean;
+  /** Name of the store that answered (`"memory"`, `"redis"`, ...). */
+  readonly source: string;
+  /** Set by the resilient store when the primary failed and the fallback answered. */
+  readonly fallbackError?: unknown;
+}
+
+/**
+ * A storage backend. Implementations MUST perform the whole step (ban check,
+ * check of every window, charge of every window or of none, refusal counting and
+ * ban start) atomically with respect to other calls for the same key.
+ */
+export interface RateLimitStore {
+  /** Short name reported in `StoreResult.source`. */
+  readonly name: string;
+  /** Performs one atomic check-and-charge step. */
+  consume(request: StoreRequest): Promise<StoreResult>;
+}
