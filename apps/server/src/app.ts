@@ -1,25 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { contract } from '@animal-store/contract';
 import { buildOpenApiDocument } from '@animal-store/contract/openapi';
+import { createMemoryStore, type RateLimitStore } from '@animal-store/rate-limit';
 import { createExpressEndpoints, RequestValidationError } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
+import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
 import { validationError } from './http/validation.js';
 import { KeyResolver } from './keys.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { createRateLimiting } from './rate-limiting.js';
 
 export interface AppDeps {
   db: Database;
   logger: Logger;
   /** How long key lookups are cached in-process (ms). */
   keyCacheTtlMs?: number;
-  /** Rate-limit middleware, mounted at the front of /v1 after the key is resolved (sets X-RateLimit-* on every answer). */
-  rateLimit?: RequestHandler;
+  /**
+   * Rate limiting of /v1 (X-RateLimit-* on every answer): the store of counters and bans, and the ban rule.
+   * Default: an in-memory store (the embedded default) with a ban after 10 refusals in a minute, for 900 s.
+   */
+  rateLimit?: { store: RateLimitStore; banThreshold?: number; banSeconds?: number };
   /** Trust X-Forwarded-For (behind a proxy). */
   trustProxy?: boolean;
   /** Validate every response against the contract (tests); costs time, so off in production. */
@@ -107,12 +113,23 @@ export function createApp(deps: AppDeps): Express {
     metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
   });
 
+  // The human docs page (outside /v1: no key, no limits), rendering /v1/openapi.json with assets from npm packages.
+  app.use(docsRouter());
+
   const v1 = express.Router({ strict: false });
   // getPet's deprecation headers go on before anything can answer (401 and 429 included).
   v1.use('/pets/:petId', deprecationHeaders);
   // The identity (API key or client address) is needed by the rate limiter, which answers before authentication.
   v1.use(resolveApiKey(keys));
-  if (deps.rateLimit) v1.use(deps.rateLimit);
+  v1.use(
+    createRateLimiting({
+      store: deps.rateLimit?.store ?? createMemoryStore(),
+      banThreshold: deps.rateLimit?.banThreshold ?? 10,
+      banSeconds: deps.rateLimit?.banSeconds ?? 900,
+      trustProxy: deps.trustProxy ?? false,
+      metrics,
+    }),
+  );
   v1.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApiJson);
   });

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabaseWithRetry } from './db/database.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { createRateLimitStore } from './rate-limiting.js';
 
 /** The only file that listens: reads the configuration, wires the real dependencies, serves, shuts down gracefully. */
 async function main(config: Config): Promise<void> {
@@ -15,6 +16,7 @@ async function main(config: Config): Promise<void> {
     throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);
   });
   const metrics = new Metrics(db.poolStats?.bind(db));
+  const limits = createRateLimitStore(config, logger);
   let shuttingDown = false;
   const app = createApp({
     db,
@@ -23,12 +25,13 @@ async function main(config: Config): Promise<void> {
     metricsToken: config.metricsToken,
     keyCacheTtlMs: config.keyCacheTtlMs,
     trustProxy: config.trustProxy,
+    rateLimit: { store: limits.store, banThreshold: config.rateLimit.banThreshold, banSeconds: config.rateLimit.banSeconds },
     isShuttingDown: () => shuttingDown,
   });
   const server: Server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port, host: config.host, database: db.provider }, `listening on http://${config.host}:${port}`);
+    logger.info({ port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `listening on http://${config.host}:${port}`);
   });
   server.on('error', (err) => {
     logger.fatal({ err: err.message }, 'cannot listen');
@@ -46,7 +49,7 @@ async function main(config: Config): Promise<void> {
     force.unref();
     server.close(() => {
       clearTimeout(force);
-      db.close().then(
+      Promise.all([db.close(), limits.close()]).then(
         () => {
           logger.info('stopped');
           process.exit(0);

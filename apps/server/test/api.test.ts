@@ -24,7 +24,8 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
   beforeAll(async () => {
     database = await createTestDatabase(provider);
     server = await startTestServer(database.target, { keyCacheTtlMs: 0 });
-    key = await server.key('pro');
+    // Limits are tested in rate-limit.test.ts; this key has room for every request here.
+    key = await server.key('enterprise', { perMinute: 100_000, perDay: 1_000_000 });
     url = (path) => `${server.url}${path}`;
   });
   afterAll(async () => {

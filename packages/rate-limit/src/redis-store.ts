@@ -207,7 +207,7 @@ export interface RedisClientOptions {
  * event (or let the first requests fall back) before relying on it.
  */
 export function createRedisClient(options: RedisClientOptions = {}): Redis {
-  const url = options.url ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  const url = options.url ?? 'redis://127.0.0.1:6379';
   const maxDelay = options.maxReconnectDelayMs ?? 1_000;
   const client = new Redis(url, {
     commandTimeout: options.commandTimeout ?? 100,

@@ -1,4 +1,4 @@
-// Test helpers (excluded from the build).
+// Test helpers, exported as `@animal-store/rate-limit/testing` for the tests of packages that use Redis.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';

@@ -1,0 +1,86 @@
+import {
+  clientAddress,
+  createLimiter,
+  createMemoryStore,
+  createRedisClient,
+  createRedisStore,
+  createResilientStore,
+  limitsForPlan,
+  rateLimit,
+  type RateLimitStore,
+} from '@animal-store/rate-limit';
+import type { Request, RequestHandler } from 'express';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+
+export interface RateLimiting {
+  middleware: RequestHandler;
+  close(): Promise<void>;
+}
+
+/** Key prefix of the service's counters and bans in Redis. */
+export const REDIS_PREFIX = 'animal-store:rl:';
+
+/**
+ * The store the configuration asks for: in memory (the embedded default), or Redis shared by every replica, which
+ * falls back to memory (or refuses with 503) while Redis is unreachable and returns to it by itself.
+ */
+export function createRateLimitStore(
+  config: Pick<Config, 'redisUrl' | 'rateLimit'>,
+  logger: Logger,
+  options: { prefix?: string; now?: () => number } = {},
+): { store: RateLimitStore; close(): Promise<void> } {
+  if (!config.redisUrl) {
+    return { store: createMemoryStore(options.now ? { now: options.now } : {}), close: async () => undefined };
+  }
+  const client = createRedisClient({ url: config.redisUrl });
+  const store = createResilientStore({
+    primary: createRedisStore({ client, prefix: options.prefix ?? REDIS_PREFIX }),
+    mode: config.rateLimit.redisFailure,
+    onFallback: (err) =>
+      logger.warn(
+        { err: (err as Error).message, mode: config.rateLimit.redisFailure },
+        config.rateLimit.redisFailure === 'fallback' ? 'Redis unreachable: rate limiting in memory per replica' : 'Redis unreachable: refusing requests with 503',
+      ),
+    onRecover: () => logger.info('Redis reachable again: rate limiting shared through Redis'),
+  });
+  return {
+    store,
+    close: async () => {
+      client.disconnect();
+    },
+  };
+}
+
+/**
+ * The rate-limit middleware of /v1. Identity: the API key id (its plan's windows), or the client address with the Free
+ * plan's windows when the key is missing or invalid, so key guessing is slowed too.
+ */
+export function createRateLimiting(options: {
+  store: RateLimitStore;
+  banThreshold: number;
+  banSeconds: number;
+  trustProxy: boolean;
+  metrics?: Metrics | undefined;
+}): RequestHandler {
+  const limiter = createLimiter({
+    store: options.store,
+    ban: { maxRefusals: options.banThreshold, windowMs: 60_000, durationMs: options.banSeconds * 1000 },
+  });
+  const { metrics } = options;
+  return rateLimit<Request>({
+    limiter,
+    identify: (req) =>
+      req.apiKey
+        ? { key: `key:${req.apiKey.id}`, windows: limitsForPlan(req.apiKey.plan, { perMinute: req.apiKey.perMinute, perDay: req.apiKey.perDay }) }
+        : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: limitsForPlan('free') },
+    hooks: metrics && {
+      onDecision: (decision) => {
+        if (!decision.allowed) metrics.rateLimitRefusals.inc({ reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded' });
+      },
+      onBan: () => metrics.rateLimitBans.inc(),
+      onFallback: () => metrics.redisFallbacks.inc(),
+    },
+  });
+}
