@@ -7,6 +7,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
+import { evaluateIfNoneMatch } from './http/conditional.js';
 import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
 import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
@@ -80,7 +81,9 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.set('etag', false);
+  // Strong ETags on GET answers; Express answers `If-None-Match` with 304 and no body, keeping the other headers.
+  app.set('etag', 'strong');
+  evaluateIfNoneMatch(app);
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
@@ -117,6 +120,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter());
 
   const v1 = express.Router({ strict: false });
+  // Answers depend on the key: only the client may keep them, and must revalidate (ETag) before reuse.
+  v1.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'private, no-cache');
+    next();
+  });
   // getPet's deprecation headers go on before anything can answer (401 and 429 included).
   v1.use('/pets/:petId', deprecationHeaders);
   // The identity (API key or client address) is needed by the rate limiter, which answers before authentication.

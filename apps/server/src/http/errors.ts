@@ -17,7 +17,8 @@ export class HttpError extends Error {
 
 export function sendError(res: Response, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
   const body = errorBody(code, message);
-  res.status(body.status).set(headers).type('application/json').send(JSON.stringify(body));
+  // end(), not send(): an error is no representation to revalidate, so it gets no ETag.
+  res.status(body.status).set(headers).type('application/json').end(JSON.stringify(body));
 }
 
 /** Errors raised by body-parser (and similar) carry `type` and `status`; map the ones a client can cause. */

@@ -2,6 +2,7 @@ import { contract, GET_PET_DEPRECATION, PAGE_LIMIT } from '@animal-store/contrac
 import { initServer } from '@ts-rest/express';
 import type { RequestHandler } from 'express';
 import type { PetStore } from '../db/types.js';
+import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
 
 
@@ -29,7 +30,8 @@ export function petsRouter(pets: PetStore) {
     },
     getPet: async ({ params }) => {
       const pet = await pets.get(params.petId);
-      if (!pet) return { status: 404, body: { code: 'not_found', message: `Pet ${params.petId} not found`, status: 404 } };
+      // Thrown, not returned: errors go through the one error handler (Error body, no ETag).
+      if (!pet) throw new HttpError('not_found', `Pet ${params.petId} not found`);
       return { status: 200, body: pet };
     },
   });

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth, createTestDatabase, jsonPost, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+
+describe('conditional requests', () => {
+  let database: TestDatabase;
+  let server: TestServer;
+  let key: string;
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    server = await startTestServer(database.target);
+    key = await server.key('pro');
+    await fetch(`${server.url}/v1/pets`, jsonPost(key, { name: 'Rex', categoryId: 1 }));
+  });
+  afterAll(async () => {
+    await server.close();
+    await database.drop();
+  });
+
+  it.each(['/v1/pets?limit=5', '/v1/pets/1'])('%s: strong ETag; a current If-None-Match gets 304 with no body and the headers kept', async (path) => {
+    const first = await fetch(`${server.url}${path}`, { headers: auth(key) });
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[^"]+"$/); // strong: no W/ prefix
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+
+    const again = await fetch(`${server.url}${path}`, { headers: auth(key, { 'If-None-Match': etag! }) });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('x-ratelimit-limit')).toBe('300');
+    // 304s are charged like any request: the limiter decided before the answer was known.
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+    if (path.startsWith('/v1/pets/')) expect(again.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+
+    const stale = await fetch(`${server.url}${path}`, { headers: auth(key, { 'If-None-Match': '"something-else"' }) });
+    expect(stale.status).toBe(200);
+  });
+
+  it('a change gives the list a new tag', async () => {
+    const before = (await fetch(`${server.url}/v1/pets?limit=5`, { headers: auth(key) })).headers.get('etag');
+    await fetch(`${server.url}/v1/pets`, jsonPost(key, { name: 'Tom', categoryId: 2 }));
+    const after = await fetch(`${server.url}/v1/pets?limit=5`, { headers: auth(key, { 'If-None-Match': before! }) });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).not.toBe(before);
+  });
+
+  it('errors carry no ETag and never turn into 304', async () => {
+    const res = await fetch(`${server.url}/v1/pets/999`, { headers: auth(key, { 'If-None-Match': '*' }) });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('etag')).toBeNull();
+  });
+});
