@@ -1,0 +1,151 @@
+import { RATE_LIMIT_HEADERS } from '@animal-store/contract';
+import { AnimalStoreNetworkError, networkErrorCode } from './errors.js';
+import { type RetryPolicy, parseRetryAfter, retryableNetworkError, retryableStatus, retryDelay, sleep } from './retry.js';
+
+export interface TransportRequest {
+  method: string;
+  /** Absolute URL. */
+  url: string;
+  headers?: Record<string, string | undefined>;
+  body?: string | null | undefined;
+  signal?: AbortSignal | null | undefined;
+}
+
+/** The shape ts-rest's client hands back: the contract types `status` and `body` from it. */
+export interface TransportResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+/** The last rate-limit figures the service sent (`X-RateLimit-*`). */
+export interface RateLimitInfo {
+  /** Quota of the most restrictive window. */
+  limit: number;
+  /** Requests left in it. */
+  remaining: number;
+  /** Unix time, in seconds, at which it resets. */
+  reset: number;
+}
+
+export interface CacheOptions {
+  /** How many GET URLs to remember (least recently used first out). Default 500. */
+  maxEntries?: number;
+}
+
+export interface TransportConfig {
+  apiKey: string;
+  fetch: typeof globalThis.fetch;
+  retry: RetryPolicy;
+  cache: CacheOptions | undefined;
+  onRateLimit: (info: RateLimitInfo) => void;
+}
+
+interface CacheEntry {
+  etag: string;
+  body: unknown;
+  headers: Headers;
+}
+
+export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
+
+/**
+ * Sends requests with the bearer key, retries what is safe to retry (see retry.ts), records rate-limit headers and,
+ * when asked, revalidates GETs with `If-None-Match`.
+ */
+export function createTransport(config: TransportConfig): Transport {
+  const cache = config.cache ? new Map<string, CacheEntry>() : undefined;
+  const maxEntries = config.cache?.maxEntries ?? 500;
+
+  return async function send(request) {
+    const method = request.method.toUpperCase();
+    const signal = request.signal ?? undefined;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers ?? {})) if (value !== undefined) headers.set(name, value);
+    headers.set('authorization', `Bearer ${config.apiKey}`);
+    if (!headers.has('accept')) headers.set('accept', 'application/json');
+    const cached = method === 'GET' ? cache?.get(request.url) : undefined;
+    if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
+
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      let response: Response;
+      try {
+        response = await config.fetch(request.url, { method, headers, body: request.body ?? null, signal: signal ?? null });
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const errorCode = networkErrorCode(error);
+        if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode)) {
+          throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error });
+        }
+        await wait(attempt, undefined, { reason: 'network-error', ...(errorCode ? { errorCode } : {}) });
+        continue;
+      }
+
+      recordRateLimit(response.headers);
+      const reason = retryableStatus(method, response.status);
+      if (reason && attempt <= config.retry.maxRetries) {
+        await response.body?.cancel();
+        const retryAfter = parseRetryAfter(response.headers.get(RATE_LIMIT_HEADERS.retryAfter));
+        await wait(attempt, retryAfter, { reason, status: response.status });
+        continue;
+      }
+      const result: TransportResponse = { status: response.status, body: await readBody(response), headers: response.headers };
+      return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
+    }
+
+    async function wait(attempt: number, retryAfterMs: number | undefined, event: Pick<import('./retry.js').RetryEvent, 'reason' | 'status' | 'errorCode'>) {
+      const delayMs = retryDelay(config.retry, attempt, retryAfterMs);
+      config.retry.onRetry?.({ method, url: request.url, retry: attempt, delayMs, ...event });
+      await sleep(delayMs, signal);
+    }
+  };
+
+  function recordRateLimit(headers: Headers) {
+    const read = (name: string) => {
+      const value = headers.get(name);
+      return value !== null && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
+    };
+    const limit = read(RATE_LIMIT_HEADERS.limit);
+    const remaining = read(RATE_LIMIT_HEADERS.remaining);
+    const reset = read(RATE_LIMIT_HEADERS.reset);
+    if (limit !== undefined && remaining !== undefined && reset !== undefined) config.onRateLimit({ limit, remaining, reset });
+  }
+
+  /** Remembers a 200 with an ETag; turns a 304 for a remembered URL into the remembered 200. */
+  function revalidated(url: string, result: TransportResponse, cached: CacheEntry | undefined): TransportResponse {
+    if (!cache) return result;
+    if (result.status === 304 && cached) {
+      const headers = new Headers(cached.headers);
+      result.headers.forEach((value, name) => headers.set(name, value));
+      touch(url, { ...cached, etag: result.headers.get('etag') ?? cached.etag, headers });
+      return { status: 200, body: structuredClone(cached.body), headers };
+    }
+    const etag = result.headers.get('etag');
+    if (result.status === 200 && etag) touch(url, { etag, body: structuredClone(result.body), headers: new Headers(result.headers) });
+    else if (result.status !== 304) cache.delete(url);
+    return result;
+  }
+
+  function touch(url: string, entry: CacheEntry) {
+    if (!cache) return;
+    cache.delete(url);
+    cache.set(url, entry);
+    while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+  }
+}
+
+/** JSON when the response says so, else text; undefined for an empty body (204, 304). */
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === '') return undefined;
+  const type = response.headers.get('content-type') ?? '';
+  if (/[/+]json\b/i.test(type)) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
