@@ -110,9 +110,18 @@ describe('retries', () => {
     expect(client.rateLimit?.remaining).toBe(59);
   });
 
-  it('caps a long Retry-After at maxDelayMs', async () => {
+  it('gives a 429 back at once, not retrying early, when Retry-After is beyond maxDelayMs (a ban, a day limit)', async () => {
+    const { client, events, peer } = await clientFor([error(429, 'api_key_banned', { 'Retry-After': '3600' }), ok([])], { maxDelayMs: 5000 });
+    const result = await client.listPets();
+    expect(result.status).toBe(429);
+    expect(result.body).toMatchObject({ code: 'api_key_banned' });
+    expect(events).toHaveLength(0);
+    expect(peer.requests).toHaveLength(1);
+  });
+
+  it('waits a Retry-After equal to maxDelayMs', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { client, events } = await clientFor([error(429, 'api_key_banned', { 'Retry-After': '3600' }), ok([])], { maxDelayMs: 5000 });
+    const { client, events } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '5' }), ok([])], { maxDelayMs: 5000 });
     const call = client.listPets();
     await until(() => events.length === 1);
     expect(events[0]?.delayMs).toBe(5000);
@@ -216,11 +225,11 @@ describe('network errors', () => {
 describe('cancellation', () => {
   it('an abort during a retry wait rejects at once and sends nothing more', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { client, events, peer } = await clientFor([error(503, 'service_unavailable', { 'Retry-After': '60' }), ok([])]);
+    const { client, events, peer } = await clientFor([error(503, 'service_unavailable', { 'Retry-After': '20' }), ok([])]);
     const controller = new AbortController();
     const call = client.listPets({ fetchOptions: { signal: controller.signal } });
     await until(() => events.length === 1);
-    expect(events[0]?.delayMs).toBe(30_000); // Retry-After 60 s, capped by the default maxDelayMs
+    expect(events[0]?.delayMs).toBe(20_000);
     controller.abort();
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
     await vi.advanceTimersByTimeAsync(60_000);

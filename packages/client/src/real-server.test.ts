@@ -90,4 +90,28 @@ describe('against the real server', () => {
       for await (const _ of wrong.paginatePets());
     }).rejects.toThrow(/answered 401 \(unauthorized\)/);
   });
+
+  it('revalidates with If-None-Match when cache is on: the server answers 304 and the client returns the stored body', async () => {
+    const sent: Headers[] = [];
+    const answered: number[] = [];
+    const cached = createAnimalStoreClient({
+      baseUrl: server.baseUrl,
+      apiKey: server.apiKey,
+      cache: true,
+      retry: { maxRetries: 0 },
+      fetch: async (input, init) => {
+        sent.push(new Headers(init?.headers));
+        const response = await fetch(input, init);
+        answered.push(response.status);
+        return response;
+      },
+    });
+    const first = await cached.listPets({ query: { limit: 5 } });
+    const second = await cached.listPets({ query: { limit: 5 } });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(sent[1]?.get('if-none-match')).toBe(first.headers.get('etag'));
+    expect(answered).toEqual([200, 304]);
+  });
 });

@@ -87,10 +87,12 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 
 /**
  * The wait before retry number `retry` (1-based): the server's `Retry-After` when it gave one, else full jitter
- * (a uniform random wait between 0 and baseDelayMs * 2^(retry-1)); never more than maxDelayMs.
+ * (a uniform random wait between 0 and baseDelayMs * 2^(retry-1)); never more than maxDelayMs. Undefined when the
+ * server asks for a longer wait than maxDelayMs: retrying earlier than it said would only be refused again (and repeated
+ * requests after a 429 can get the key banned), so the answer goes back to the caller instead.
  */
-export function retryDelay(policy: RetryPolicy, retry: number, retryAfterMs: number | undefined): number {
-  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+export function retryDelay(policy: RetryPolicy, retry: number, retryAfterMs: number | undefined): number | undefined {
+  if (retryAfterMs !== undefined) return retryAfterMs <= policy.maxDelayMs ? retryAfterMs : undefined;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   return Math.floor(policy.random() * ceiling);
 }

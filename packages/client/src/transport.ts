@@ -78,24 +78,26 @@ export function createTransport(config: TransportConfig): Transport {
         if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode)) {
           throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error });
         }
-        await wait(attempt, undefined, { reason: 'network-error', ...(errorCode ? { errorCode } : {}) });
+        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, { reason: 'network-error', ...(errorCode ? { errorCode } : {}) });
         continue;
       }
 
       recordRateLimit(response.headers);
       const reason = retryableStatus(method, response.status);
-      if (reason && attempt <= config.retry.maxRetries) {
+      const delayMs =
+        reason && attempt <= config.retry.maxRetries
+          ? retryDelay(config.retry, attempt, parseRetryAfter(response.headers.get(RATE_LIMIT_HEADERS.retryAfter)))
+          : undefined;
+      if (reason && delayMs !== undefined) {
         await response.body?.cancel();
-        const retryAfter = parseRetryAfter(response.headers.get(RATE_LIMIT_HEADERS.retryAfter));
-        await wait(attempt, retryAfter, { reason, status: response.status });
+        await wait(delayMs, attempt, { reason, status: response.status });
         continue;
       }
       const result: TransportResponse = { status: response.status, body: await readBody(response), headers: response.headers };
       return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
     }
 
-    async function wait(attempt: number, retryAfterMs: number | undefined, event: Pick<import('./retry.js').RetryEvent, 'reason' | 'status' | 'errorCode'>) {
-      const delayMs = retryDelay(config.retry, attempt, retryAfterMs);
+    async function wait(delayMs: number, attempt: number, event: Pick<import('./retry.js').RetryEvent, 'reason' | 'status' | 'errorCode'>) {
       config.retry.onRetry?.({ method, url: request.url, retry: attempt, delayMs, ...event });
       await sleep(delayMs, signal);
     }
