@@ -1,6 +1,6 @@
 import { RATE_LIMIT_HEADERS } from '@animal-store/contract';
 import { AnimalStoreNetworkError, networkErrorCode } from './errors.js';
-import { type RetryPolicy, parseRetryAfter, retryableNetworkError, retryableStatus, retryDelay, sleep } from './retry.js';
+import { type RetryEvent, type RetryPolicy, parseRetryAfter, retryableNetworkError, retryableStatus, retryDelay, sleep } from './retry.js';
 
 export interface TransportRequest {
   method: string;
@@ -97,7 +97,7 @@ export function createTransport(config: TransportConfig): Transport {
       return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
     }
 
-    async function wait(delayMs: number, attempt: number, event: Pick<import('./retry.js').RetryEvent, 'reason' | 'status' | 'errorCode'>) {
+    async function wait(delayMs: number, attempt: number, event: Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>) {
       config.retry.onRetry?.({ method, url: request.url, retry: attempt, delayMs, ...event });
       await sleep(delayMs, signal);
     }

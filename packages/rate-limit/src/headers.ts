@@ -9,7 +9,6 @@ export interface RateLimitErrorBody {
 
 /** Serialises a window name as a Structured-Field string (RFC 8941). */
 function sfString(value: string): string {
-  // eslint-disable-next-line no-control-regex
   const printable = value.replace(/[^\x20-\x7e]/g, '?');
   return `"${printable.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }

@@ -30,7 +30,7 @@ export async function connect(options: RedisClientOptions = {}): Promise<Redis> 
     await waitReady(client);
   } catch (err) {
     client.disconnect();
-    throw new Error(`Redis is required at ${REDIS_URL}: ${(err as Error).message}`);
+    throw new Error(`Redis is required at ${REDIS_URL}: ${(err as Error).message}`, { cause: err });
   }
   return client;
 }
