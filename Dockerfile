@@ -1,0 +1,96 @@
+# syntax=docker/dockerfile:1
+#
+# Animal Store server image.
+#
+#   docker build -t animal-store-server .
+#   docker run --rm -p 3000:3000 -v animal-store-data:/data animal-store-server
+#   docker exec <container> node dist/cli/keys.js create --plan free
+#
+# MIRROR: every step below has a twin in scripts/container-smoke.sh, with the same number ([1], [2a], ...), the same
+# command and the same order. Docker cannot run where we develop and in CI, so that script is the only proof that
+# these steps work: change the two together. The script reads NODE_IMAGE, PNPM_VERSION and TURBO_VERSION, the
+# HEALTHCHECK command and the CMD from this file.
+#
+# NODE_IMAGE: Node 24 is an LTS line (maintenance until 2028-04-30). Node 26 became the Active LTS on 2026-10-28:
+# `--build-arg NODE_IMAGE=node:26-bookworm-slim` once better-sqlite3 builds on it (the smoke script runs on the host's
+# Node, so it does not prove that). The same image serves both stages, so the native module matches the runtime.
+ARG NODE_IMAGE=node:24-bookworm-slim
+# PNPM_VERSION = "packageManager" in package.json; TURBO_VERSION = the lockfile's turbo.
+ARG PNPM_VERSION=10.34.9
+ARG TURBO_VERSION=2.11.11
+
+# ---------------------------------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS base
+ARG PNPM_VERSION
+ENV CI=true \
+    TURBO_TELEMETRY_DISABLED=1 \
+    CHECKPOINT_DISABLE=1 \
+    PRISMA_HIDE_UPDATE_MESSAGE=1
+# pnpm from the npm registry, as .ci/run installs it (corepack is not bundled with Node 25 and later).
+RUN npm install -g pnpm@${PNPM_VERSION} && pnpm --version
+
+# ---------------------------------------------------------------------------------------------------------------------
+# [1] prune: only @animal-store/server and the workspace packages it depends on, with a lockfile cut down to them.
+FROM base AS prune
+ARG TURBO_VERSION
+WORKDIR /src
+COPY . .
+RUN pnpm dlx turbo@${TURBO_VERSION} prune @animal-store/server --docker --out-dir=/out
+
+# ---------------------------------------------------------------------------------------------------------------------
+FROM base AS build
+# Toolchain for better-sqlite3's native build (used when no prebuilt binary can be downloaded).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /repo
+
+# [2a] install: from the pruned package.json files and lockfile only, so this layer is reused until they change.
+COPY --from=prune /out/json/ ./
+COPY --from=prune /out/pnpm-lock.yaml ./pnpm-lock.yaml
+RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store \
+    pnpm install --frozen-lockfile --store-dir=/pnpm/store
+
+# [2b] build: the full sources of the pruned packages, plus the root tsconfig.base.json that `turbo prune` leaves out.
+COPY --from=prune /out/full/ ./
+COPY tsconfig.base.json ./tsconfig.base.json
+RUN pnpm exec turbo run build --filter=@animal-store/server...
+
+# [2c] deploy: a self-contained copy of the server with production dependencies only; the workspace packages arrive
+# as copies holding their built dist. pnpm 10's deploy derives its own lockfile from the workspace lockfile when
+# inject-workspace-packages is on; it is set for this command only (`--legacy` would resolve versions anew).
+RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store \
+    pnpm --filter=@animal-store/server --prod --config.inject-workspace-packages=true deploy --store-dir=/pnpm/store /deploy
+# [2d] check the deployed layout: compiled server, migrations beside dist/, built workspace packages, native module.
+RUN test -f /deploy/dist/main.js \
+ && test -f /deploy/dist/cli/keys.js \
+ && test -d /deploy/prisma/sqlite/migrations \
+ && test -d /deploy/prisma/postgresql/migrations \
+ && test -f /deploy/node_modules/@animal-store/contract/dist/index.js \
+ && test -f /deploy/node_modules/@animal-store/rate-limit/dist/index.js \
+ && cd /deploy && node -e "new (require('better-sqlite3'))(':memory:').close()"
+
+# ---------------------------------------------------------------------------------------------------------------------
+# [3] runtime: Node, production dependencies, the compiled server and its migrations. No pnpm, no compiler, no sources.
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=3000 \
+    HOST=0.0.0.0 \
+    DATABASE_URL=file:/data/animal-store.db
+WORKDIR /app
+# The server finds its migrations at ../prisma/<provider>/migrations from dist/, so both sit side by side here.
+COPY --from=build /deploy/package.json ./package.json
+COPY --from=build /deploy/node_modules ./node_modules
+COPY --from=build /deploy/dist ./dist
+COPY --from=build /deploy/prisma ./prisma
+# SQLite lives on the volume; the application files stay root-owned and read-only for the service user.
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 3000
+# Liveness (/healthz). Node itself probes: slim images have no curl. Readiness (/readyz) is for load balancers.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# [4] start: exec form, so node is PID 1 and receives SIGTERM itself (graceful shutdown within SHUTDOWN_TIMEOUT_MS,
+# 10 s by default: give `docker stop` / Kubernetes a longer grace period than that). Migrations run at start.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/main.js"]
