@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestDatabase, jsonPost, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import { auth, createTestDatabase, jsonPost, PROVIDERS, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
 
-describe('conditional requests', () => {
+describe.each(PROVIDERS)('conditional requests on %s', (provider) => {
   let database: TestDatabase;
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
+    database = await createTestDatabase(provider);
     server = await startTestServer(database.target);
     key = await server.key('pro');
     await fetch(`${server.url}/v1/pets`, jsonPost(key, { name: 'Rex', categoryId: 1 }));

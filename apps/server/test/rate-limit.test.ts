@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createRateLimitStore } from '../src/rate-limiting.js';
-import { auth, createTestDatabase, jsonPost, silentLogger, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import { auth, createTestDatabase, jsonPost, PROVIDERS, silentLogger, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MINUTE = 60_000;
@@ -20,7 +20,7 @@ async function errorCode(res: Response): Promise<string> {
   return ((await res.json()) as { code: string }).code;
 }
 
-describe('rate limits over HTTP (memory store, fake clock)', () => {
+describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)', (provider) => {
   let database: TestDatabase;
   let server: TestServer;
   // 2026-11-22T20:00:01Z: one second into a minute, four hours before UTC midnight.
@@ -28,7 +28,7 @@ describe('rate limits over HTTP (memory store, fake clock)', () => {
   const minuteEnd = () => Math.floor(now / MINUTE) * MINUTE + MINUTE;
 
   beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
+    database = await createTestDatabase(provider);
     server = await startTestServer(database.target, {
       rateLimit: { store: createMemoryStore({ now: () => now }), banThreshold: 10, banSeconds: 900 },
     });
@@ -206,7 +206,7 @@ describe('two replicas on one PostgreSQL and one Redis', () => {
   });
 });
 
-describe('a Redis outage', () => {
+describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
   let port: number;
   let redisServer: ChildProcess | undefined;
   let database: TestDatabase;
@@ -214,7 +214,7 @@ describe('a Redis outage', () => {
   beforeAll(async () => {
     port = await freePort();
     redisServer = await startRedisServer(port);
-    database = await createTestDatabase('sqlite');
+    database = await createTestDatabase(provider);
   });
   afterAll(async () => {
     await killProcess(redisServer);
@@ -227,7 +227,7 @@ describe('a Redis outage', () => {
   ] as const)('in %s mode: requests are still answered (%d) when Redis stops mid-test', async (mode, statusWhileDown) => {
     if (redisServer?.exitCode !== null || redisServer.signalCode !== null) redisServer = await startRedisServer(port);
     const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REDIS_FAILURE: mode });
-    const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${mode}:` });
+    const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${provider}-${mode}:` });
     const server = await startTestServer(database.target, { rateLimit: { store: limits.store } });
     try {
       const key = await server.key('pro');

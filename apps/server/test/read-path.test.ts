@@ -1,0 +1,117 @@
+/**
+ * The hot read path added for speed: list and get answered by prepared SQL (not Prisma), the key cache answered without
+ * a promise, and the Link header built without URLSearchParams. Each must answer exactly what the general path does.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/database.js';
+import type { Database } from '../src/db/types.js';
+import { nextLink } from '../src/http/paging.js';
+import { createApiKey, KEY_LOOKUP_NEEDED, KeyResolver } from '../src/keys.js';
+import { createTestDatabase, PROVIDERS, type TestDatabase } from './helpers.js';
+
+describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
+  let target: TestDatabase;
+  let db: Database;
+  const created: Array<{ id: number; name: string; categoryId: number; status?: string }> = [];
+
+  beforeAll(async () => {
+    target = await createTestDatabase(provider);
+    db = await openDatabase(target.target);
+    const statuses = ['available', 'pending', 'sold', undefined] as const;
+    for (let i = 0; i < 12; i++) {
+      const status = statuses[i % 4];
+      created.push(await db.pets.create({ name: `p${i}`, categoryId: i === 5 ? 9007199254740991 : i + 1, ...(status ? { status } : {}) }));
+    }
+  });
+  afterAll(async () => {
+    await db.close();
+    await target.drop();
+  });
+
+  it('list agrees with the catalogue for every filter, cursor and limit', async () => {
+    for (const status of [undefined, 'available', 'pending', 'sold'] as const) {
+      for (const afterId of [undefined, created[0]!.id, created[6]!.id, created[11]!.id]) {
+        for (const limit of [1, 3, 100]) {
+          const expected = created.filter((p) => (status === undefined || p.status === status) && (afterId === undefined || p.id > afterId)).slice(0, limit);
+          expect(await db.pets.list({ limit, status, afterId })).toEqual(expected);
+        }
+      }
+    }
+  });
+
+  it('get answers the pet, int64 values exactly, and undefined for a missing id', async () => {
+    expect(await db.pets.get(created[5]!.id)).toEqual(created[5]);
+    expect((await db.pets.get(created[5]!.id))?.categoryId).toBe(9007199254740991);
+    expect(await db.pets.get(created[3]!.id)).not.toHaveProperty('status');
+    expect(await db.pets.get(9007199254740991)).toBeUndefined();
+  });
+
+  it('refuses (never rounds) an id beyond 2^53-1 written by someone else', async () => {
+    const sql = 'INSERT INTO "Pet" (id, name, "categoryId", status) VALUES (9007199254740993, \'big\', 1, \'sold\')';
+    if (target.target.provider === 'sqlite') {
+      const raw = new BetterSqlite3(target.target.file);
+      raw.exec(sql);
+      raw.close();
+    } else {
+      const client = new pg.Client({ connectionString: target.target.url });
+      await client.connect();
+      await client.query(sql);
+      await client.end();
+    }
+    await expect(db.pets.list({ limit: 100, status: 'sold' })).rejects.toThrow(/beyond 2\^53-1/);
+    // Pages that stop before it are unaffected.
+    expect(await db.pets.list({ limit: 1, status: 'sold' })).toEqual([created[2]]);
+  });
+});
+
+describe('KeyResolver.peek', () => {
+  let target: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    target = await createTestDatabase('sqlite');
+    db = await openDatabase(target.target);
+  });
+  afterAll(async () => {
+    await db.close();
+    await target.drop();
+  });
+
+  it('answers what resolve answers, from the cache only, and asks for a lookup otherwise', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    expect(resolver.peek('nope')).toBeUndefined();
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect((await resolver.resolve(raw))?.id).toBe(record.id);
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id });
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    now += 4999;
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached, as resolve
+    now += 2;
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(resolver.peek(raw)).toBeUndefined(); // the revoked answer is cached too
+    const unknown = 'ask_' + 'x'.repeat(43);
+    expect(await resolver.resolve(unknown)).toBeUndefined();
+    expect(resolver.peek(unknown)).toBeUndefined();
+  });
+});
+
+describe('nextLink', () => {
+  const general = (path: string, p: { limit: number; status?: string; cursor: string }) => {
+    const q = new URLSearchParams({ limit: String(p.limit) });
+    if (p.status !== undefined) q.set('status', p.status);
+    q.set('cursor', p.cursor);
+    return `<${path}?${q.toString()}>; rel="next"`;
+  };
+  it.each([
+    { limit: 20, cursor: 'cDEuMjA' },
+    { limit: 100, status: 'sold', cursor: 'cDEuOTAwNzE5OTI1NDc0MDk5MQ' },
+    { limit: 1, status: 'a b&c=d', cursor: 'x_y-z' },
+    { limit: 5, cursor: 'a+b/c=' },
+  ])('writes what URLSearchParams writes for %o', (p) => {
+    expect(nextLink('/v1/pets', p)).toBe(general('/v1/pets', p));
+  });
+});
