@@ -243,6 +243,15 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
       await expectError(del, 405, 'method_not_allowed');
     });
 
+    it('answers malformed URLs and undecodable bodies with 400, never 5xx', async () => {
+      await expectError(await fetch(url('/v1/pets/%E0%A4%A'), { headers: auth(key) }), 400, 'invalid_request', 'URL');
+      await expectError(await fetch(url('/v1/pets?status=%E0%A4%A'), { headers: auth(key) }), 400, 'invalid_request', 'status');
+      const gzip = await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }), body: 'not gzip' });
+      await expectError(gzip, 400, 'invalid_request', 'Content-Encoding');
+      const br = await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }), body: 'x' });
+      await expectError(br, 415, 'unsupported_media_type');
+    });
+
     it('sends nosniff and a request id, never X-Powered-By', async () => {
       const res = await fetch(url('/v1/pets'), { headers: auth(key, { 'X-Request-Id': 'trace-123' }) });
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');

@@ -21,8 +21,13 @@ export function sendError(res: Response, code: ErrorCode, message: string, heade
   res.status(body.status).set(headers).type('application/json').end(JSON.stringify(body));
 }
 
-/** Errors raised by body-parser (and similar) carry `type` and `status`; map the ones a client can cause. */
-function clientError(err: { type?: unknown; status?: unknown; code?: unknown; message?: unknown }): HttpError | undefined {
+type ForeignError = { type?: unknown; status?: unknown; statusCode?: unknown; code?: unknown; message?: unknown; name?: unknown };
+
+/**
+ * Errors raised below us (body-parser, Express's router, zlib) for something the client sent carry a 4xx `status`;
+ * map them to our codes with our own messages (theirs may name internals).
+ */
+function clientError(err: ForeignError): HttpError | undefined {
   switch (err.type) {
     case 'entity.too.large':
       return new HttpError('payload_too_large', 'Request body is larger than 64 KiB');
@@ -31,10 +36,6 @@ function clientError(err: { type?: unknown; status?: unknown; code?: unknown; me
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new HttpError('unsupported_media_type', 'Request body must be UTF-8 encoded JSON');
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'stream.encoding.set':
-      return new HttpError('invalid_request', 'Request body could not be read');
     default:
       break;
   }
@@ -42,8 +43,15 @@ function clientError(err: { type?: unknown; status?: unknown; code?: unknown; me
   if (typeof err.code === 'string' && err.code in ERROR_STATUS && typeof err.message === 'string' && err.status === ERROR_STATUS[err.code as ErrorCode]) {
     return new HttpError(err.code as ErrorCode, err.message);
   }
-  if (err.status === 400 && typeof err.type === 'string') return new HttpError('invalid_request', 'Malformed request');
-  return undefined;
+  const status = typeof err.status === 'number' ? err.status : typeof err.statusCode === 'number' ? err.statusCode : 0;
+  if (status < 400 || status > 499) return undefined;
+  if (status === 413) return new HttpError('payload_too_large', 'Request body is larger than 64 KiB');
+  if (status === 415) return new HttpError('unsupported_media_type', 'Request body must be application/json');
+  if (err.name === 'URIError') return new HttpError('invalid_request', 'Malformed percent-encoding in the URL');
+  if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return new HttpError('invalid_request', 'Request body could not be decoded as its Content-Encoding says');
+  }
+  return new HttpError('invalid_request', 'Request body could not be read');
 }
 
 /** The one error handler: every failure becomes an Error body; unexpected ones are logged with detail and shown without. */
