@@ -8,7 +8,7 @@ import type { DatabaseTarget } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
-import { prismaApiKeyStore, prismaPetStore } from './prisma-stores.js';
+import { postgresPetReads, prismaApiKeyStore, prismaPetStore, sqlitePetReads } from './prisma-stores.js';
 import type { Database } from './types.js';
 
 export interface OpenDatabaseOptions {
@@ -29,14 +29,18 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
     setup.close();
   }
   const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout: 5000 }) });
+  // The hot reads use a connection of their own with statements prepared once (an in-memory database is private to its
+  // connection, so there Prisma answers everything).
+  const reader = target.file === ':memory:' ? undefined : new BetterSqlite3(target.file, { timeout: 5000 });
   return {
     provider: 'sqlite',
-    pets: prismaPetStore(prisma),
+    pets: prismaPetStore(prisma, reader && sqlitePetReads(reader)),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },
     async close() {
+      reader?.close();
       await prisma.$disconnect();
     },
   };
@@ -60,7 +64,7 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
   const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
   return {
     provider: 'postgresql',
-    pets: prismaPetStore(prisma),
+    pets: prismaPetStore(prisma, postgresPetReads(pool)),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await pool.query('SELECT 1');

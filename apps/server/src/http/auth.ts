@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { KeyResolver } from '../keys.js';
+import { KEY_LOOKUP_NEEDED, type KeyResolver } from '../keys.js';
 import { HttpError } from './errors.js';
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -13,6 +13,12 @@ export function resolveApiKey(keys: KeyResolver): RequestHandler {
     const match = header ? BEARER.exec(header) : null;
     if (!match?.[1]) {
       req.apiKey = null;
+      next();
+      return;
+    }
+    const cached = keys.peek(match[1]);
+    if (cached !== KEY_LOOKUP_NEEDED) {
+      req.apiKey = cached ?? null;
       next();
       return;
     }

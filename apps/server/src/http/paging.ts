@@ -21,8 +21,8 @@ export function decodeCursor(cursor: string): number {
 
 /** `Link` header value pointing at the next page, keeping limit and status. Relative to the host (RFC 8288 allows it). */
 export function nextLink(path: string, params: { limit: number; status?: string | undefined; cursor: string }): string {
-  const query = new URLSearchParams({ limit: String(params.limit) });
-  if (params.status !== undefined) query.set('status', params.status);
-  query.set('cursor', params.cursor);
-  return `<${path}?${query.toString()}>; rel="next"`;
+  // Built directly (a URLSearchParams per page showed in the profile); the values are an integer, an enum value and a
+  // base64url cursor, and encodeURIComponent keeps anything else safe all the same.
+  const status = params.status === undefined ? '' : `&status=${encodeURIComponent(params.status)}`;
+  return `<${path}?limit=${params.limit}${status}&cursor=${encodeURIComponent(params.cursor)}>; rel="next"`;
 }
