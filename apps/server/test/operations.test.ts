@@ -87,6 +87,25 @@ function startMain(env: Record<string, string>) {
   return { child, exited, listening, output: () => output };
 }
 
+describe('readiness', () => {
+  it('answers /readyz 503 once shutdown began, while /healthz still answers', async () => {
+    let stopping = false;
+    const database = await createTestDatabase('sqlite');
+    const server = await startTestServer(database.target, { isShuttingDown: () => stopping });
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      stopping = true;
+      const res = await fetch(`${server.url}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close();
+      await database.drop();
+    }
+  });
+});
+
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, and exits 0', async () => {
     const env = { DATABASE_URL: `file:${join(dir, 'shutdown.db')}`, PORT: '0' };

@@ -118,6 +118,11 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
     expect(limitHeaders(banned).remaining).toBe('0');
     now = Date.UTC(2026, 10, 22, 21, 15, 0);
     expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
+
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/rate_limit_bans_total 1\b/);
+    expect(Number(/rate_limit_refusals_total\{reason="rate_limit_exceeded"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(10);
+    expect(Number(/rate_limit_refusals_total\{reason="api_key_banned"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
   });
 
   it('limits keyless callers per address with the Free limits: key guessing is slowed', async () => {
@@ -130,6 +135,27 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(60);
     expect(statuses.slice(60)).toEqual([429, 429]);
+  });
+});
+
+describe('the client address of keyless callers', () => {
+  it.each([
+    [false, 'ignores X-Forwarded-For: one bucket for the socket address'],
+    [true, 'takes the first X-Forwarded-For entry when TRUST_PROXY is set'],
+  ])('trustProxy=%s %s', async (trustProxy) => {
+    const now = Date.UTC(2026, 10, 22, 23, 0, 0);
+    const database = await createTestDatabase('sqlite');
+    const server = await startTestServer(database.target, { trustProxy, rateLimit: { store: createMemoryStore({ now: () => now }) } });
+    try {
+      const remaining = async (forwardedFor: string) =>
+        (await fetch(`${server.url}/v1/pets`, { headers: { 'X-Forwarded-For': forwardedFor } })).headers.get('x-ratelimit-remaining');
+      expect(await remaining('203.0.113.7')).toBe('59');
+      expect(await remaining('198.51.100.9, 10.0.0.1')).toBe(trustProxy ? '59' : '58');
+      expect(await remaining('203.0.113.7')).toBe(trustProxy ? '58' : '57');
+    } finally {
+      await server.close();
+      await database.drop();
+    }
   });
 });
 
