@@ -8,6 +8,7 @@ import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
 import { evaluateIfNoneMatch } from './http/conditional.js';
+import { leanJson } from './http/respond.js';
 import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
 import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
@@ -84,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
   // Strong ETags on GET answers; Express answers `If-None-Match` with 304 and no body, keeping the other headers.
   app.set('etag', 'strong');
   evaluateIfNoneMatch(app);
+  leanJson(app);
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);

@@ -26,6 +26,8 @@ describe.each(PROVIDERS)('conditional requests on %s', (provider) => {
     const again = await fetch(`${server.url}${path}`, { headers: auth(key, { 'If-None-Match': etag! }) });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
+    expect(again.headers.get('content-type')).toBeNull();
+    expect(again.headers.get('content-length')).toBeNull();
     expect(again.headers.get('etag')).toBe(etag);
     expect(again.headers.get('x-ratelimit-limit')).toBe('300');
     // 304s are charged like any request: the limiter decided before the answer was known.
@@ -34,6 +36,19 @@ describe.each(PROVIDERS)('conditional requests on %s', (provider) => {
 
     const stale = await fetch(`${server.url}${path}`, { headers: auth(key, { 'If-None-Match': '"something-else"' }) });
     expect(stale.status).toBe(200);
+  });
+
+  it('HEAD answers the headers of GET without the body, and 304 too', async () => {
+    const get = await fetch(`${server.url}/v1/pets?limit=5`, { headers: auth(key) });
+    const body = await get.text();
+    const head = await fetch(`${server.url}/v1/pets?limit=5`, { method: 'HEAD', headers: auth(key) });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const notModified = await fetch(`${server.url}/v1/pets?limit=5`, { method: 'HEAD', headers: auth(key, { 'If-None-Match': get.headers.get('etag')! }) });
+    expect(notModified.status).toBe(304);
   });
 
   it('a change gives the list a new tag', async () => {

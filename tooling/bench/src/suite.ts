@@ -236,9 +236,15 @@ async function main(): Promise<void> {
       dbs.push(postgres);
       const ceiling = await startServer('ceiling', join(BENCH_DIST, 'baselines/ceiling.js'), {});
       const floor = await startServer('floor', join(BENCH_DIST, 'baselines/floor.js'), {});
+      const handwritten = await startServer('handwritten', join(BENCH_DIST, 'baselines/handwritten.js'), { DATABASE_FILE: sqlite.url.slice('file:'.length) });
       sqliteServer = await appServer('server-sqlite-memory', sqlite, false);
       const pgServer = await appServer('server-postgres-redis', postgres, true);
-      await checkSameBytes([{ server: floor }, { server: sqliteServer, key: sqlite.key }, { server: pgServer, key: postgres.key }]);
+      await checkSameBytes([
+        { server: floor },
+        { server: handwritten, key: sqlite.key },
+        { server: sqliteServer, key: sqlite.key },
+        { server: pgServer, key: postgres.key },
+      ]);
       console.log('ok (all answer GET /v1/pets with the same page bytes)\n');
 
       if (ONLY.has('throughput')) {
@@ -246,6 +252,7 @@ async function main(): Promise<void> {
         const all: Target[] = [
           { name: 'ceiling', label: 'ceiling: node:http canned page', kind: 'baseline', server: ceiling, requests: [{ method: 'GET', path: '/v1/pets' }] },
           { name: 'floor', label: 'floor: Express canned page', kind: 'baseline', server: floor, requests: [{ method: 'GET', path: '/v1/pets' }] },
+          { name: 'handwritten', label: 'reference: hand-written list', kind: 'baseline', server: handwritten, requests: [list(sqlite.key)] },
           { name: 'sqlite-list', label: 'SQLite+memory  list (limit 20)', kind: 'sqlite', server: sqliteServer, requests: [list(sqlite.key)] },
           { name: 'sqlite-create', label: 'SQLite+memory  create', kind: 'sqlite', server: sqliteServer, requests: [create(sqlite.key)] },
           { name: 'sqlite-get', label: 'SQLite+memory  get by id', kind: 'sqlite', server: sqliteServer, requests: [get(sqlite.key)] },
@@ -339,6 +346,13 @@ async function main(): Promise<void> {
       const sl = throughput.find((s) => s.name === 'sqlite-list')!;
       const pl = throughput.find((s) => s.name === 'pg-list')!;
       targets.ratios.push(`List, SQLite + memory limiter >= 0.60 of the Express floor: ${fmtRatio(sl.rps / floor.rps)} -> ${check(sl.rps / floor.rps >= 0.6)}`);
+      const hw = throughput.find((s) => s.name === 'handwritten');
+      if (hw) {
+        out(
+          `\nReference: a hand-written Express + better-sqlite3 list with a key check (no contract, limiter, ids, logs, metrics) ` +
+            `reached ${fmtRatio(hw.rps / floor.rps)} of the floor in this run; the service's list reached ${fmtRatio(sl.rps / hw.rps)} of it.`,
+        );
+      }
       targets.ratios.push(`List, Postgres + Redis limiter >= 0.40 of the Express floor: ${fmtRatio(pl.rps / floor.rps)} -> ${check(pl.rps / floor.rps >= 0.4)}`);
       const svg = barChart(
         'Animal Store: throughput vs the Express floor and the node:http ceiling',
