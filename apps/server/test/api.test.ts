@@ -2,8 +2,18 @@ import { readFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { ErrorBody, Pet, Pets } from '@animal-store/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestDatabase, jsonPost, PROVIDERS, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  auth,
+  createTestDatabase,
+  jsonPost,
+  PROVIDERS,
+  startTestServer,
+  useTestServer,
+  withTestServer,
+  type TestDatabase,
+  type TestServer,
+} from './helpers.js';
 
 async function expectError(res: Response, status: number, code: string, messageIncludes?: string) {
   expect(res.status).toBe(status);
@@ -16,21 +26,16 @@ async function expectError(res: Response, status: number, code: string, messageI
 }
 
 describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
-  let database: TestDatabase;
+  const ctx = useTestServer(provider, { keyCacheTtlMs: 0 });
   let server: TestServer;
   let key: string;
   let url: (path: string) => string;
 
   beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    server = await startTestServer(database.target, { keyCacheTtlMs: 0 });
+    server = ctx.server;
     // Limits are tested in rate-limit.test.ts; this key has room for every request here.
     key = await server.key('enterprise', { perMinute: 100_000, perDay: 1_000_000 });
     url = (path) => `${server.url}${path}`;
-  });
-  afterAll(async () => {
-    await server?.close();
-    await database?.drop();
   });
 
   const create = async (body: unknown) => fetch(url('/v1/pets'), jsonPost(key, body));
@@ -296,9 +301,7 @@ describe.each(PROVIDERS)('persistence and failure on %s', (provider) => {
   });
 
   it('answers 500 internal_error without internals when a query fails', async () => {
-    const database = await createTestDatabase(provider);
-    const server = await startTestServer(database.target);
-    try {
+    await withTestServer(provider, {}, async (server, database) => {
       const key = await server.key();
       expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
       await dropPetTable(database);
@@ -306,26 +309,18 @@ describe.each(PROVIDERS)('persistence and failure on %s', (provider) => {
       const body = await expectError(res, 500, 'internal_error');
       expect(body.message).toBe('Internal server error');
       expect(JSON.stringify(body)).not.toMatch(/Pet"|table|relation/i);
-    } finally {
-      await server.close();
-      await database.drop();
-    }
+    });
   });
 });
 
 describe('readiness', () => {
   it('answers /readyz 503 when PostgreSQL cannot be reached', async () => {
-    const database = await createTestDatabase('postgresql');
-    const server = await startTestServer(database.target);
-    try {
+    await withTestServer('postgresql', {}, async (server) => {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
       await server.db.close();
       const res = await fetch(`${server.url}/readyz`);
       await expectError(res, 503, 'service_unavailable');
-    } finally {
-      await server.close().catch(() => undefined);
-      await database.drop();
-    }
+    });
   });
 });
 
@@ -344,17 +339,14 @@ async function dropPetTable(database: TestDatabase): Promise<void> {
 
 describe('SQLite file', () => {
   it('holds no raw key, only its hash', async () => {
-    const database = await createTestDatabase('sqlite');
-    const server = await startTestServer(database.target);
-    try {
+    await withTestServer('sqlite', {}, async (server, database) => {
       const key = await server.key('business');
       await server.close();
-      const bytes = readFileSync((database.target as { file: string }).file).toString('latin1') + readWalIfAny((database.target as { file: string }).file);
+      const file = (database.target as { file: string }).file;
+      const bytes = readFileSync(file).toString('latin1') + readWalIfAny(file);
       expect(bytes).not.toContain(key);
       expect(bytes).not.toContain(key.slice(12));
-    } finally {
-      await database.drop();
-    }
+    });
   });
 });
 

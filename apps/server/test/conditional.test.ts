@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestDatabase, jsonPost, PROVIDERS, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { auth, jsonPost, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
 
 describe.each(PROVIDERS)('conditional requests on %s', (provider) => {
-  let database: TestDatabase;
+  const ctx = useTestServer(provider);
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    server = await startTestServer(database.target);
+    server = ctx.server;
     key = await server.key('pro');
     await fetch(`${server.url}/v1/pets`, jsonPost(key, { name: 'Rex', categoryId: 1 }));
-  });
-  afterAll(async () => {
-    await server.close();
-    await database.drop();
   });
 
   it.each(['/v1/pets?limit=5', '/v1/pets/1'])('%s: strong ETag; a current If-None-Match gets 304 with no body and the headers kept', async (path) => {

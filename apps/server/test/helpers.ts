@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
@@ -74,11 +75,49 @@ export async function startTestServer(target: DatabaseTarget, deps: Partial<Omit
       return (await createApiKey(db.apiKeys, { plan, ...limits })).raw;
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
       await db.close();
     },
   };
+}
+
+/** Runs `fn` with a fresh database of the provider and the app on it; stops the app and drops the database after. */
+export async function withTestServer<T>(
+  provider: Provider,
+  deps: Partial<Omit<AppDeps, 'db'>>,
+  fn: (server: TestServer, database: TestDatabase) => Promise<T>,
+): Promise<T> {
+  const database = await createTestDatabase(provider);
+  try {
+    const server = await startTestServer(database.target, deps);
+    try {
+      return await fn(server, database);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * For a describe block: a fresh database of the provider and the app on it, started before its tests and stopped
+ * (database dropped) after them. Read `server` and `database` inside tests or hooks.
+ */
+export function useTestServer(provider: Provider, deps: Partial<Omit<AppDeps, 'db'>> = {}): { server: TestServer; database: TestDatabase } {
+  const context = {} as { server: TestServer; database: TestDatabase };
+  beforeAll(async () => {
+    context.database = await createTestDatabase(provider);
+    context.server = await startTestServer(context.database.target, deps);
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.database?.drop();
+  });
+  return context;
 }
 
 export function auth(key: string, headers: Record<string, string> = {}): Record<string, string> {

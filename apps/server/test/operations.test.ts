@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ROOT } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { auth, createTestDatabase, startTestServer } from './helpers.js';
+import { auth, withTestServer } from './helpers.js';
 
 const MAIN = join(SERVER_ROOT, 'dist/main.js');
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
@@ -23,9 +23,7 @@ describe('logs', () => {
         done();
       },
     });
-    const database = await createTestDatabase('sqlite');
-    const server = await startTestServer(database.target, { logger: createLogger('info', sink) });
-    try {
+    await withTestServer('sqlite', { logger: createLogger('info', sink) }, async (server) => {
       const key = await server.key();
       await fetch(`${server.url}/v1/pets`, { headers: auth(key, { 'X-Request-Id': 'req-abc-123' }) });
       await fetch(`${server.url}/v1/pets`, { headers: { Authorization: 'Bearer ask_wrongwrongwrongwrongwrongwrongwrongwrongwro' } });
@@ -39,19 +37,14 @@ describe('logs', () => {
       expect(all).not.toContain(key);
       expect(all).not.toContain('wrongwrong');
       expect(all.toLowerCase()).not.toContain('authorization');
-    } finally {
-      await server.close();
-      await database.drop();
-    }
+    });
   });
 });
 
 describe('metrics', () => {
   it('count requests by route pattern and status, behind METRICS_TOKEN when set', async () => {
-    const database = await createTestDatabase('postgresql');
     const token = 'metrics-token-0123456789';
-    const server = await startTestServer(database.target, { metricsToken: token });
-    try {
+    await withTestServer('postgresql', { metricsToken: token }, async (server) => {
       const key = await server.key();
       await fetch(`${server.url}/v1/pets/12345`, { headers: auth(key) });
       expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
@@ -61,10 +54,7 @@ describe('metrics', () => {
       expect(text).toMatch(/http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/);
       expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/);
       expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
-    } finally {
-      await server.close();
-      await database.drop();
-    }
+    });
   });
 });
 
@@ -90,19 +80,14 @@ function startMain(env: Record<string, string>) {
 describe('readiness', () => {
   it('answers /readyz 503 once shutdown began, while /healthz still answers', async () => {
     let stopping = false;
-    const database = await createTestDatabase('sqlite');
-    const server = await startTestServer(database.target, { isShuttingDown: () => stopping });
-    try {
+    await withTestServer('sqlite', { isShuttingDown: () => stopping }, async (server) => {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
       stopping = true;
       const res = await fetch(`${server.url}/readyz`);
       expect(res.status).toBe(503);
       expect(await res.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    } finally {
-      await server.close();
-      await database.drop();
-    }
+    });
   });
 });
 

@@ -6,7 +6,18 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createRateLimitStore } from '../src/rate-limiting.js';
-import { auth, createTestDatabase, jsonPost, PROVIDERS, silentLogger, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import {
+  auth,
+  createTestDatabase,
+  jsonPost,
+  PROVIDERS,
+  silentLogger,
+  startTestServer,
+  useTestServer,
+  withTestServer,
+  type TestDatabase,
+  type TestServer,
+} from './helpers.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MINUTE = 60_000;
@@ -21,21 +32,15 @@ async function errorCode(res: Response): Promise<string> {
 }
 
 describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)', (provider) => {
-  let database: TestDatabase;
-  let server: TestServer;
   // 2026-11-22T20:00:01Z: one second into a minute, four hours before UTC midnight.
   let now = Date.UTC(2026, 10, 22, 20, 0, 1);
   const minuteEnd = () => Math.floor(now / MINUTE) * MINUTE + MINUTE;
-
-  beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    server = await startTestServer(database.target, {
-      rateLimit: { store: createMemoryStore({ now: () => now }), banThreshold: 10, banSeconds: 900 },
-    });
+  const ctx = useTestServer(provider, {
+    rateLimit: { store: createMemoryStore({ now: () => now }), banThreshold: 10, banSeconds: 900 },
   });
-  afterAll(async () => {
-    await server.close();
-    await database.drop();
+  let server: TestServer;
+  beforeAll(() => {
+    server = ctx.server;
   });
 
   it('puts X-RateLimit-* on every answer under /v1, whatever its status, and none outside', async () => {
@@ -144,18 +149,13 @@ describe('the client address of keyless callers', () => {
     [true, 'takes the first X-Forwarded-For entry when TRUST_PROXY is set'],
   ])('trustProxy=%s %s', async (trustProxy) => {
     const now = Date.UTC(2026, 10, 22, 23, 0, 0);
-    const database = await createTestDatabase('sqlite');
-    const server = await startTestServer(database.target, { trustProxy, rateLimit: { store: createMemoryStore({ now: () => now }) } });
-    try {
+    await withTestServer('sqlite', { trustProxy, rateLimit: { store: createMemoryStore({ now: () => now }) } }, async (server) => {
       const remaining = async (forwardedFor: string) =>
         (await fetch(`${server.url}/v1/pets`, { headers: { 'X-Forwarded-For': forwardedFor } })).headers.get('x-ratelimit-remaining');
       expect(await remaining('203.0.113.7')).toBe('59');
       expect(await remaining('198.51.100.9, 10.0.0.1')).toBe(trustProxy ? '59' : '58');
       expect(await remaining('203.0.113.7')).toBe(trustProxy ? '58' : '57');
-    } finally {
-      await server.close();
-      await database.drop();
-    }
+    });
   });
 });
 

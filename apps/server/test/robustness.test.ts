@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestDatabase, PROVIDERS, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { auth, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
 
 /** Small deterministic PRNG (mulberry32), so a failure names a seed that reproduces it. */
 function prng(seed: number) {
@@ -20,17 +20,12 @@ const pieces = {
 };
 
 describe.each(PROVIDERS)('no 5xx for anything a client can send, on %s', (provider) => {
-  let database: TestDatabase;
+  const ctx = useTestServer(provider);
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    server = await startTestServer(database.target);
+    server = ctx.server;
     key = await server.key('enterprise', { perMinute: 1_000_000, perDay: 10_000_000 });
-  });
-  afterAll(async () => {
-    await server.close();
-    await database.drop();
   });
 
   it('answers 300 random malformed requests with a 2xx/3xx/4xx, and an Error body on every 4xx', async () => {

@@ -11,6 +11,12 @@ import { migratePostgres, migrateSqlite } from './migrate.js';
 import { postgresPetReads, prismaApiKeyStore, prismaPetStore, sqlitePetReads } from './prisma-stores.js';
 import type { Database } from './types.js';
 
+/** Closing twice (a shutdown path racing another) closes once; both callers wait for the same close. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
+}
+
 export interface OpenDatabaseOptions {
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
@@ -39,10 +45,10 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },
-    async close() {
+    close: once(async () => {
       reader?.close();
       await prisma.$disconnect();
-    },
+    }),
   };
 }
 
@@ -72,10 +78,10 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     poolStats() {
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
-    async close() {
+    close: once(async () => {
       await prisma.$disconnect();
       await pool.end();
-    },
+    }),
   };
 }
 
