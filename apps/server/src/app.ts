@@ -97,7 +97,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', (_req, res) => {
+  app.get('/readyz', (req, res) => {
     if (deps.isShuttingDown?.()) {
       sendError(res, 'service_unavailable', 'Shutting down');
       return;
@@ -105,7 +105,7 @@ export function createApp(deps: AppDeps): Express {
     deps.db.ping().then(
       () => res.json({ status: 'ready' }),
       (err: unknown) => {
-        deps.logger.warn({ err }, 'readiness check failed: database unreachable');
+        deps.logger.warn({ err, reqId: req.id }, 'readiness check failed: database unreachable');
         sendError(res, 'service_unavailable', 'Database unreachable');
       },
     );
