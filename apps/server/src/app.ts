@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { contract } from '@animal-store/contract';
 import { buildOpenApiDocument } from '@animal-store/contract/openapi';
 import { createMemoryStore, type RateLimitStore } from '@animal-store/rate-limit';
-import { createExpressEndpoints, RequestValidationError } from '@ts-rest/express';
+import { createExpressEndpoints } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
@@ -82,7 +82,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  // Strong ETags on GET answers; Express answers `If-None-Match` with 304 and no body, keeping the other headers.
+  // Strong ETags on 2xx GET answers, and If-None-Match answered 304 with no body, every other header kept: JSON answers
+  // through leanJson, anything else through Express's send with the same rule for freshness.
   app.set('etag', 'strong');
   evaluateIfNoneMatch(app);
   leanJson(app);
@@ -156,9 +157,6 @@ export function createApp(deps: AppDeps): Express {
   for (const [path, methods] of allowedMethods()) app.all(path, methodNotAllowed(methods));
 
   app.use(notFound);
-  app.use((err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
-    next(err instanceof RequestValidationError ? validationError(err) : err);
-  });
   app.use(errorHandler(deps.logger));
   return app;
 }
