@@ -4,11 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
+import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
 import type { Database, Plan } from '../src/db/types.js';
 import { createApiKey } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
@@ -47,6 +51,13 @@ export async function createTestDatabase(provider: Provider): Promise<TestDataba
       await client.end();
     },
   };
+}
+
+/** A Prisma client of the provider's generated client on the database (the handlers' stores use the same API). */
+export function prismaClientFor(target: DatabaseTarget): SqliteClient {
+  return target.provider === 'sqlite'
+    ? new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: target.file }) })
+    : (new PostgresClient({ adapter: new PrismaPg({ connectionString: target.url }) }) as unknown as SqliteClient);
 }
 
 export interface TestServer {

@@ -2,22 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import { PrismaPg } from '@prisma/adapter-pg';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { migratePostgres, migrateSqlite, migrationsDir, readMigrations } from '../src/db/migrate.js';
-import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
-import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
-import { createTestDatabase, PROVIDERS } from './helpers.js';
-
-function clientFor(target: Awaited<ReturnType<typeof createTestDatabase>>['target']) {
-  return target.provider === 'sqlite'
-    ? new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: target.file }) })
-    : (new PostgresClient({ adapter: new PrismaPg({ connectionString: target.url }) }) as unknown as SqliteClient);
-}
+import { createTestDatabase, prismaClientFor, PROVIDERS } from './helpers.js';
 
 describe('Prisma schema and migrations', () => {
   it('the per-provider schemas are generated from the one model source (no drift)', () => {
@@ -29,7 +19,7 @@ describe('Prisma schema and migrations', () => {
     try {
       const db = await openDatabase(database.target);
       await db.close();
-      const prisma = clientFor(database.target);
+      const prisma = prismaClientFor(database.target);
       try {
         const createdAt = new Date('2026-01-02T03:04:05.678Z');
         const pet = { id: 9007199254740991n, name: 'Ünïcode 🐕', categoryId: 9007199254740991n, status: 'sold', createdAt };

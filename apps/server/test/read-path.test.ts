@@ -6,19 +6,25 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
-import type { Database } from '../src/db/types.js';
+import { prismaPetStore } from '../src/db/prisma-stores.js';
+import type { Database, PetStore } from '../src/db/types.js';
 import { nextLink } from '../src/http/paging.js';
 import { createApiKey, KEY_LOOKUP_NEEDED, KeyResolver } from '../src/keys.js';
-import { createTestDatabase, PROVIDERS, type TestDatabase } from './helpers.js';
+import { createTestDatabase, prismaClientFor, PROVIDERS, type TestDatabase } from './helpers.js';
 
 describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
   let target: TestDatabase;
   let db: Database;
+  // The general path the prepared reads stand in for: the same stores on Prisma alone.
+  let prisma: ReturnType<typeof prismaClientFor>;
+  let general: PetStore;
   const created: Array<{ id: number; name: string; categoryId: number; status?: string }> = [];
 
   beforeAll(async () => {
     target = await createTestDatabase(provider);
     db = await openDatabase(target.target);
+    prisma = prismaClientFor(target.target);
+    general = prismaPetStore(prisma);
     const statuses = ['available', 'pending', 'sold', undefined] as const;
     for (let i = 0; i < 12; i++) {
       const status = statuses[i % 4];
@@ -26,6 +32,7 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
     }
   });
   afterAll(async () => {
+    await prisma.$disconnect();
     await db.close();
     await target.drop();
   });
@@ -36,6 +43,7 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
         for (const limit of [1, 3, 100]) {
           const expected = created.filter((p) => (status === undefined || p.status === status) && (afterId === undefined || p.id > afterId)).slice(0, limit);
           expect(await db.pets.list({ limit, status, afterId })).toEqual(expected);
+          expect(await general.list({ limit, status, afterId })).toEqual(expected);
         }
       }
     }
@@ -46,6 +54,7 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
     expect((await db.pets.get(created[5]!.id))?.categoryId).toBe(9007199254740991);
     expect(await db.pets.get(created[3]!.id)).not.toHaveProperty('status');
     expect(await db.pets.get(9007199254740991)).toBeUndefined();
+    for (const pet of created) expect(await general.get(pet.id)).toEqual(await db.pets.get(pet.id));
   });
 
   it('refuses (never rounds) an id beyond 2^53-1 written by someone else', async () => {
@@ -61,6 +70,7 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
       await client.end();
     }
     await expect(db.pets.list({ limit: 100, status: 'sold' })).rejects.toThrow(/beyond 2\^53-1/);
+    await expect(general.list({ limit: 100, status: 'sold' })).rejects.toThrow(/beyond 2\^53-1/);
     // Pages that stop before it are unaffected.
     expect(await db.pets.list({ limit: 1, status: 'sold' })).toEqual([created[2]]);
   });
