@@ -42,11 +42,23 @@ describe('Prisma schema and migrations', () => {
   });
 });
 
+/** A temporary folder holding a SQLite file and a copy of the SQLite migrations, removed after `fn`. */
+function withScratch(fn: (scratch: { sqlite: BetterSqlite3.Database; migrations: string }) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
+  const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
+  try {
+    const migrations = join(dir, 'migrations');
+    cpSync(migrationsDir('sqlite'), migrations, { recursive: true });
+    fn({ sqlite, migrations });
+  } finally {
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('migration runner', () => {
   it('records applied migrations as Prisma Migrate does and applies each once (SQLite)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
-    try {
-      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
+    withScratch(({ sqlite }) => {
       const all = readMigrations(migrationsDir('sqlite'));
       expect(migrateSqlite(sqlite)).toEqual(all.map((m) => m.name));
       expect(migrateSqlite(sqlite)).toEqual([]);
@@ -61,45 +73,28 @@ describe('migration runner', () => {
         expect(row.finished_at).not.toBeNull();
         expect(row.applied_steps_count).toBe(1);
       }
-      sqlite.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('refuses to start on a migration edited after it was applied', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
-    try {
-      const copy = join(dir, 'migrations');
-      cpSync(migrationsDir('sqlite'), copy, { recursive: true });
-      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
-      migrateSqlite(sqlite, copy);
-      const first = readdirSync(copy).filter((d) => !d.endsWith('.toml')).sort()[0]!;
-      appendFileSync(join(copy, first, 'migration.sql'), '\n-- edited\n');
-      expect(() => migrateSqlite(sqlite, copy)).toThrow(/modified after it was applied/);
-      sqlite.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    withScratch(({ sqlite, migrations }) => {
+      migrateSqlite(sqlite, migrations);
+      const first = readdirSync(migrations).filter((d) => !d.endsWith('.toml')).sort()[0]!;
+      appendFileSync(join(migrations, first, 'migration.sql'), '\n-- edited\n');
+      expect(() => migrateSqlite(sqlite, migrations)).toThrow(/modified after it was applied/);
+    });
   });
 
   it('rolls a failing migration back whole, leaving no record and no half-made table', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
-    try {
-      const copy = join(dir, 'migrations');
-      cpSync(migrationsDir('sqlite'), copy, { recursive: true });
-      const bad = join(copy, '29991231000000_broken');
+    withScratch(({ sqlite, migrations }) => {
+      const bad = join(migrations, '29991231000000_broken');
       mkdirSync(bad);
       writeFileSync(join(bad, 'migration.sql'), 'CREATE TABLE "Half" (id INTEGER);\nTHIS IS NOT SQL;\n');
-      const sqlite = new BetterSqlite3(join(dir, 'db.sqlite'));
-      expect(() => migrateSqlite(sqlite, copy)).toThrow();
+      expect(() => migrateSqlite(sqlite, migrations)).toThrow();
       const tables = sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
       expect(tables.map((t) => t.name)).not.toContain('Half');
       expect(tables.map((t) => t.name)).not.toContain('Pet');
-      sqlite.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('lets two replicas migrate one PostgreSQL database at once (advisory lock): each migration applied once', async () => {
