@@ -11,6 +11,7 @@ async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = await openDatabaseWithRetry(config.database, {
     timeoutMs: config.databaseStartupTimeoutMs,
+    onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),
   }).catch((err: unknown) => {
     throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);

@@ -47,8 +47,18 @@ export async function createTestDatabase(provider: Provider): Promise<TestDataba
     drop: async () => {
       const client = new pg.Client({ connectionString: PG_ADMIN_URL });
       await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
+      try {
+        // Sockets a test's pools closed a moment ago may still be on their way out: let them go before forcing the
+        // drop, so no client of this process sees its connection terminated.
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0]?.n === '0') break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }

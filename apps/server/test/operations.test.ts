@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ROOT } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
@@ -87,6 +88,22 @@ describe('readiness', () => {
       expect(res.status).toBe(503);
       expect(await res.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    });
+  });
+});
+
+describe('PostgreSQL connections lost while idle', () => {
+  it('are replaced by the pool without crashing the process; the next requests are answered', async () => {
+    await withTestServer('postgresql', {}, async (server, database) => {
+      const key = await server.key();
+      for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
+      const admin = new pg.Client({ connectionString: (database.target as { url: string }).url });
+      await admin.connect();
+      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      await admin.end();
+      expect(rowCount).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 200)); // the terminations reach the idle connections
+      for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
     });
   });
 });

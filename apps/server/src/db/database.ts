@@ -22,6 +22,11 @@ export interface OpenDatabaseOptions {
   migrate?: boolean;
   /** Postgres pool size (default 10). */
   poolSize?: number;
+  /**
+   * Told about connection-level errors that no query is waiting for (PostgreSQL restarted, a backend terminated):
+   * the pool replaces such connections, so they must not crash the process. Default: ignored.
+   */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
@@ -54,6 +59,18 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
 
 async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgresql' }>, options: OpenDatabaseOptions): Promise<Database> {
   const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
+  // Without listeners, an 'error' on an idle pooled connection (or on one the pool has let go while it closes) is an
+  // uncaught exception. Queries still see their own errors through their promises.
+  const onError = (err: Error) => options.onConnectionError?.(err);
+  pool.on('error', onError);
+  // close() waits until every connection's socket has really closed: pool.end() resolves before that.
+  const open = new Set<Promise<void>>();
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    open.add(ended);
+    void ended.then(() => open.delete(ended));
+  });
   try {
     if (options.migrate !== false) {
       const client = await pool.connect();
@@ -65,6 +82,7 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     }
   } catch (err) {
     await pool.end();
+    await Promise.all(open);
     throw err;
   }
   const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
@@ -81,6 +99,7 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     close: once(async () => {
       await prisma.$disconnect();
       await pool.end();
+      await Promise.all(open);
     }),
   };
 }
