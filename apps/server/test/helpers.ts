@@ -148,3 +148,12 @@ export function auth(key: string, headers: Record<string, string> = {}): Record<
 export function jsonPost(key: string, body: unknown): RequestInit {
   return { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }), body: typeof body === 'string' ? body : JSON.stringify(body) };
 }
+
+/** Polls `check` until it answers true (every 25 ms, at most `timeoutMs`); for effects that land asynchronously. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ROOT } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { auth, withTestServer } from './helpers.js';
+import { auth, eventually, withTestServer } from './helpers.js';
 
 const MAIN = join(SERVER_ROOT, 'dist/main.js');
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
@@ -28,7 +28,7 @@ describe('logs', () => {
       const key = await server.key();
       await fetch(`${server.url}/v1/pets`, { headers: auth(key, { 'X-Request-Id': 'req-abc-123' }) });
       await fetch(`${server.url}/v1/pets`, { headers: { Authorization: 'Bearer ask_wrongwrongwrongwrongwrongwrongwrongwrongwro' } });
-      await new Promise((r) => setTimeout(r, 50));
+      await eventually(() => lines.filter((l) => l.includes('"msg":"request"')).length >= 2);
       const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
       const mine = records.filter((r) => r.reqId === 'req-abc-123');
       expect(mine).toHaveLength(1);
@@ -102,7 +102,7 @@ describe('PostgreSQL connections lost while idle', () => {
       const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
       await admin.end();
       expect(rowCount).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 200)); // the terminations reach the idle connections
+      await eventually(() => server.db.poolStats?.().total === 0); // the pool dropped the terminated connections
       for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
     });
   });
@@ -123,7 +123,7 @@ describe('graceful shutdown', () => {
     let response = '';
     socket.on('data', (d: Buffer) => (response += d.toString()));
     socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 500)); // the server has the request's headers: it is in flight
     server.child.kill('SIGTERM');
     // No longer accepting: new connections are refused once the signal is handled (polled, bounded, so a slow machine
     // does not make this flaky), while the request in flight is still open.

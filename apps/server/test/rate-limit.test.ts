@@ -9,6 +9,7 @@ import { createRateLimitStore } from '../src/rate-limiting.js';
 import {
   auth,
   createTestDatabase,
+  eventually,
   jsonPost,
   PROVIDERS,
   silentLogger,
@@ -257,10 +258,11 @@ describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
     const server = await startTestServer(database.target, { rateLimit: { store: limits.store } });
     try {
       const key = await server.key('pro');
-      await new Promise((r) => setTimeout(r, 200)); // let the client connect
-      const before = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });
-      expect(before.status).toBe(200);
-      expect(before.headers.get('x-ratelimit-limit')).toBe('300');
+      // Until its Redis client has connected, the refuse mode answers 503: wait for the first 200.
+      let before: Response | undefined;
+      await eventually(async () => (before = await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status === 200);
+      expect(before!.status).toBe(200);
+      expect(before!.headers.get('x-ratelimit-limit')).toBe('300');
 
       await killProcess(redisServer);
       for (let i = 0; i < 5; i++) {
