@@ -55,7 +55,9 @@ describe('redis store, real time', () => {
   });
 
   it('stores keys under one hash tag per identity, expiring at the window end', async () => {
-    const store = createRedisStore({ client: a, prefix });
+    // Both decisions at one instant of Redis time, so no minute boundary can fall between them.
+    const at = await redisTimeMs(a);
+    const store = createRedisStore({ client: a, prefix, now: () => at });
     const limiter = createLimiter({ store, ban: { maxRefusals: 0 } });
     const w: WindowLimit[] = [
       { name: 'minute', limit: 1, windowMs: MINUTE_MS },
@@ -87,7 +89,8 @@ describe('redis store, real time', () => {
   it('uses exactly one round trip (EVALSHA) per decision', async () => {
     const client = await connect();
     try {
-      const limiter = createLimiter({ store: createRedisStore({ client, prefix }) });
+      const at = await redisTimeMs(client); // one instant for both decisions: no window boundary between them
+      const limiter = createLimiter({ store: createRedisStore({ client, prefix, now: () => at }) });
       await limiter.consume('rt', limitsForPlan('free')); // script loaded
       const spy = vi.spyOn(client, 'sendCommand');
       const d = await limiter.consume('rt', limitsForPlan('free'));

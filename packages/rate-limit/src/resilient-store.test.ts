@@ -25,8 +25,10 @@ beforeAll(async () => {
   port = await freePort();
   server = await startRedisServer(port);
 });
-afterEach(() => {
+afterEach(async () => {
   for (const c of clients.splice(0)) c.disconnect();
+  // A test that failed after stopping Redis must not take the next ones down with it.
+  if (server === undefined || server.exitCode !== null || server.signalCode !== null) server = await startRedisServer(port);
 });
 afterAll(async () => {
   await killProcess(server);
@@ -63,7 +65,15 @@ describe('resilient store over a real Redis outage', () => {
     const onRecover = vi.fn();
     const redisStore = createRedisStore({ client, prefix });
     const limiter = createLimiter({
-      store: createResilientStore({ primary: redisStore, mode: 'fallback', onFallback, onRecover, retryIntervalMs: 100 }),
+      store: createResilientStore({
+        primary: redisStore,
+        mode: 'fallback',
+        // A frozen clock for the fallback's windows: a real minute boundary during the loop would reset its counter.
+        fallback: createMemoryStore({ now: () => Date.UTC(2026, 0, 1, 0, 0, 30) }),
+        onFallback,
+        onRecover,
+        retryIntervalMs: 100,
+      }),
     });
 
     const healthy = await limiter.consume('outage', W);
