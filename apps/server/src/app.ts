@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { contract } from '@animal-store/contract';
-import { buildOpenApiDocument } from '@animal-store/contract/openapi';
 import { createMemoryStore, type RateLimitStore } from '@animal-store/rate-limit';
 import { createExpressEndpoints } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
@@ -41,6 +42,9 @@ export interface AppDeps {
   /** True once shutdown began: /readyz answers 503 so load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
 }
+
+/** The OpenAPI document the contract package generated at its build (served as is, not generated again here). */
+const OPENAPI_JSON = readFileSync(createRequire(import.meta.url).resolve('@animal-store/contract/openapi.json'), 'utf8');
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -90,7 +94,6 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
-  const openApiJson = JSON.stringify(buildOpenApiDocument());
 
   const metrics = deps.metrics ?? new Metrics(deps.db.poolStats?.bind(deps.db));
   app.use(requestContext(deps.logger, metrics));
@@ -142,7 +145,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   v1.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(openApiJson);
+    res.type('application/json').send(OPENAPI_JSON);
   });
   v1.use(requireApiKey);
   app.use('/v1', v1);

@@ -29,8 +29,6 @@ type ForeignError = { type?: unknown; status?: unknown; statusCode?: unknown; co
  */
 function clientError(err: ForeignError): HttpError | undefined {
   switch (err.type) {
-    case 'entity.too.large':
-      return new HttpError('payload_too_large', 'Request body is larger than 64 KiB');
     case 'entity.parse.failed':
       return new HttpError('invalid_request', 'Request body is not valid JSON');
     case 'encoding.unsupported':
