@@ -193,6 +193,65 @@ describe('rateLimit middleware', () => {
   });
 });
 
+describe('rateLimit middleware without skip (synchronous decisions)', () => {
+  it('answers from a store with consumeSync without a promise: next() runs before the middleware returns', () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const consume = vi.spyOn(store, 'consume');
+    const middleware = rateLimit({ limiter: createLimiter({ store }), identify: () => ({ key: 'sync', windows: TIGHT }) });
+    const headers = new Map<string, unknown>();
+    const res = { headersSent: false, setHeader: (name: string, value: unknown) => headers.set(name, value) };
+    const next = vi.fn();
+    middleware({} as never, res as never, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(next).toHaveBeenCalledWith();
+    expect(consume).not.toHaveBeenCalled();
+    expect(headers.get('X-RateLimit-Remaining')).toBe('1');
+    expect(headers.get('RateLimit')).toBe('"minute";r=1;t=40, "day";r=9;t=41380');
+  });
+
+  it('gives the same headers, 429 and Retry-After as the promise path, for sync and async identities alike', async () => {
+    for (const identify of [
+      (req: Request) => ({ key: String(req.header('x-api-key')), windows: TIGHT }),
+      async (req: Request) => ({ key: String(req.header('x-api-key')), windows: TIGHT }),
+    ]) {
+      const base = await start({ skip: undefined, identify });
+      const first = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'same' } });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+      expect(first.headers.get('x-ratelimit-reset')).toBe(String(MINUTE_RESET_S));
+      await fetch(`${base}/ok`, { headers: { 'x-api-key': 'same' } });
+      const refused = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'same' } });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('40');
+      expect(await refused.json()).toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
+      const downstream = await fetch(`${base}/boom`, { headers: { 'x-api-key': 'other' } });
+      expect(downstream.status).toBe(500);
+      expect(downstream.headers.get('x-ratelimit-remaining')).toBe('1');
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+      server = undefined;
+    }
+  });
+
+  it('passes errors of identify (thrown or rejected) and of the store to next(err)', async () => {
+    const thrown = Object.assign(new Error('bad key'), { status: 401, code: 'unauthorized' });
+    for (const identify of [
+      () => {
+        throw thrown;
+      },
+      () => Promise.reject(thrown),
+    ]) {
+      const base = await start({ skip: undefined, identify });
+      const res = await fetch(`${base}/ok`);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+      server = undefined;
+    }
+    const base = await start({ skip: undefined, identify: () => ({ key: 'k', windows: [] }) });
+    expect((await fetch(`${base}/ok`)).status).toBe(500); // RangeError from the limiter: no windows
+  });
+});
+
 describe('types', () => {
   it('is assignable to an Express RequestHandler', () => {
     const handler: RequestHandler = rateLimit({

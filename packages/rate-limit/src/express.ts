@@ -57,16 +57,11 @@ export function rateLimit<Req extends IncomingMessage = IncomingMessage, Res ext
   options: RateLimitMiddlewareOptions<Req, Res>,
 ): (req: Req, res: Res, next: NextFunction) => void {
   const { limiter, identify, skip, onRefused, hooks } = options;
+  const consumeSync = limiter.consumeSync;
 
-  const handle = async (req: Req, res: Res, next: NextFunction): Promise<void> => {
-    let decision: RateLimitDecision;
+  /** Hooks, headers, then `next()` or the refusal. */
+  const answer = (decision: RateLimitDecision, req: Req, res: Res, next: NextFunction): void => {
     try {
-      if (skip !== undefined && (await skip(req))) {
-        next();
-        return;
-      }
-      const identity = await identify(req);
-      decision = await limiter.consume(identity.key, identity.windows);
       hooks?.onDecision?.(decision, req);
       if (decision.fallbackError !== undefined) hooks?.onFallback?.(decision.fallbackError, decision, req);
       if (decision.banStarted) hooks?.onBan?.(decision.key, decision, req);
@@ -94,9 +89,52 @@ export function rateLimit<Req extends IncomingMessage = IncomingMessage, Res ext
     res.end(body);
   };
 
-  return (req, res, next) => {
-    void handle(req, res, next);
+  const decide = async (identity: RateLimitIdentity | Promise<RateLimitIdentity>): Promise<RateLimitDecision> => {
+    const { key, windows } = await identity;
+    return limiter.consume(key, windows);
   };
+
+  const handleWithSkip = async (req: Req, res: Res, next: NextFunction): Promise<void> => {
+    let decision: RateLimitDecision;
+    try {
+      if (await skip!(req)) {
+        next();
+        return;
+      }
+      decision = await decide(identify(req));
+    } catch (err) {
+      next(err);
+      return;
+    }
+    answer(decision, req, res, next);
+  };
+
+  return (req, res, next) => {
+    if (skip !== undefined) {
+      void handleWithSkip(req, res, next);
+      return;
+    }
+    let identity: RateLimitIdentity | Promise<RateLimitIdentity>;
+    let decision: RateLimitDecision | undefined;
+    try {
+      identity = identify(req);
+      // A synchronous identity and a store that decides in-process: no promise on the request's path.
+      if (consumeSync !== undefined && !isPromiseLike(identity)) decision = consumeSync(identity.key, identity.windows);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    if (decision !== undefined) answer(decision, req, res, next);
+    else
+      decide(identity).then(
+        (d) => answer(d, req, res, next),
+        (err: unknown) => next(err),
+      );
+  };
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 /**

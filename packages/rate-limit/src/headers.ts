@@ -7,10 +7,16 @@ export interface RateLimitErrorBody {
   readonly status: 429;
 }
 
-/** Serialises a window name as a Structured-Field string (RFC 8941). */
+/** Serialises a window name as a Structured-Field string (RFC 8941); names are few, so each is built once. */
+const sfStrings = new Map<string, string>();
 function sfString(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, '?');
-  return `"${printable.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  let sf = sfStrings.get(value);
+  if (sf === undefined) {
+    const printable = value.replace(/[^\x20-\x7e]/g, '?');
+    sf = `"${printable.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+    if (sfStrings.size < 64) sfStrings.set(value, sf);
+  }
+  return sf;
 }
 
 /**

@@ -3,6 +3,7 @@ import { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
 import { DEFAULT_BAN_POLICY, createLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
 import { MINUTE_MS } from './plans.js';
+import { createResilientStore } from './resilient-store.js';
 
 const T = Date.UTC(2024, 4, 15, 12, 0, 0);
 
@@ -37,5 +38,20 @@ describe('limiter', () => {
     expect(h['RateLimit-Policy']).toBe('"per \\"10s\\"\\\\";q=5;w=10');
     expect(h['RateLimit']).toBe('"per \\"10s\\"\\\\";r=4;t=10');
     expect(rateLimitErrorBody(d)).toBeNull();
+  });
+
+  it('decides synchronously when the store can (memory), with the same decisions as consume', async () => {
+    const windows = [{ name: 'minute', limit: 2, windowMs: MINUTE_MS }];
+    const viaPromise = createLimiter({ store: createMemoryStore({ now: () => T }), ban: { maxRefusals: 1 } });
+    const viaSync = createLimiter({ store: createMemoryStore({ now: () => T }), ban: { maxRefusals: 1 } });
+    expect(viaSync.consumeSync).toBeTypeOf('function');
+    for (let i = 0; i < 5; i++) {
+      expect(viaSync.consumeSync!('k', windows)).toEqual(await viaPromise.consume('k', windows));
+    }
+    expect(viaSync.consumeSync!('k', windows)).toMatchObject({ allowed: false, reason: 'banned' });
+    expect(() => viaSync.consumeSync!('k', [])).toThrow(RangeError);
+    // A store that answers over the network (here the resilient wrapper) has no synchronous path.
+    const resilient = createResilientStore({ primary: createMemoryStore(), mode: 'refuse' });
+    expect(createLimiter({ store: resilient }).consumeSync).toBeUndefined();
   });
 });

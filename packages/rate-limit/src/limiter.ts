@@ -70,6 +70,11 @@ export interface RateLimiter {
    * for invalid windows.
    */
   consume(key: string, windows: readonly WindowLimit[]): Promise<RateLimitDecision>;
+  /**
+   * `consume` answered synchronously; present only when the store decides in-process (it has `consumeSync`, as the
+   * memory store does). Throws what `consume` would reject with.
+   */
+  readonly consumeSync?: (key: string, windows: readonly WindowLimit[]) => RateLimitDecision;
 }
 
 /**
@@ -82,13 +87,22 @@ export interface RateLimiter {
 export function createLimiter(options: LimiterOptions): RateLimiter {
   const ban = resolveBan(options.ban);
   const store = options.store;
-  return {
+  const limiter: RateLimiter = {
     store,
     ban,
     async consume(key, windows) {
       validateRequest(key, windows);
       const result = await store.consume({ key, windows, ban });
       return buildDecision(key, windows, result);
+    },
+  };
+  const consumeSync = store.consumeSync?.bind(store);
+  if (consumeSync === undefined) return limiter;
+  return {
+    ...limiter,
+    consumeSync(key, windows) {
+      validateRequest(key, windows);
+      return buildDecision(key, windows, consumeSync({ key, windows, ban }));
     },
   };
 }

@@ -17,6 +17,8 @@ export interface MemoryStoreOptions {
 /** The in-process store; see {@link createMemoryStore}. */
 export interface MemoryStore extends RateLimitStore {
   readonly name: 'memory';
+  /** Decides in-process, so it answers synchronously too (`consume` wraps it in a promise). */
+  consumeSync(request: StoreRequest): StoreResult;
   /** Number of identities currently held. */
   readonly size: number;
   /** Removes every expired entry now (O(n)); returns how many were removed. */
@@ -84,7 +86,7 @@ class MemoryStoreImpl implements MemoryStore {
     }
   }
 
-  private consumeSync(request: StoreRequest): StoreResult {
+  consumeSync(request: StoreRequest): StoreResult {
     const now = this.clock();
     const { key, windows, ban } = request;
     this.sweepStep(now);

@@ -77,4 +77,9 @@ export interface RateLimitStore {
   readonly name: string;
   /** Performs one atomic check-and-charge step. */
   consume(request: StoreRequest): Promise<StoreResult>;
+  /**
+   * The same step answered synchronously, for stores that decide in-process (the memory store). When present, the
+   * limiter and the middleware use it and skip a promise per request; it must agree with `consume` in every way.
+   */
+  consumeSync?(request: StoreRequest): StoreResult;
 }
