@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { contract } from '@animal-store/contract';
 import { createMemoryStore, type RateLimitStore } from '@animal-store/rate-limit';
 import { createExpressEndpoints } from '@ts-rest/express';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
@@ -48,26 +48,34 @@ const OPENAPI_JSON = readFileSync(createRequire(import.meta.url).resolve('@anima
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const requestContext =
-  (logger: Logger, metrics: Metrics): RequestHandler =>
-  (req, res, next) => {
+/**
+ * Request id, security headers, and on finish the request's metrics and log line. One shared `finish` listener (no
+ * closure per request); the log line's object is built only when the level logs it.
+ */
+function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
+  function onFinish(this: Response): void {
+    const { req } = this;
+    const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
+    // Label by route pattern, never by raw path, so the label set stays bounded.
+    const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+    metrics.requests.inc({ route, method: req.method, status: this.statusCode });
+    metrics.latency.observe({ route, method: req.method }, seconds);
+    if (logger.isLevelEnabled('info')) {
+      logger.info({ reqId: req.id, method: req.method, route, status: this.statusCode, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
+    }
+  }
+  return (req, res, next) => {
+    req.startedAt = process.hrtime.bigint();
     const given = req.headers['x-request-id'];
     req.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', req.id);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      // Label by route pattern, never by raw path, so the label set stays bounded.
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      metrics.requests.inc({ route, method: req.method, status: res.statusCode });
-      metrics.latency.observe({ route, method: req.method }, seconds);
-      logger.info({ reqId: req.id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
-    });
+    res.on('finish', onFinish);
     next();
   };
+}
 
 /** Paths of the contract with the methods each has, for 405 answers. */
 function allowedMethods(): Map<string, string[]> {
@@ -97,33 +105,6 @@ export function createApp(deps: AppDeps): Express {
 
   const metrics = deps.metrics ?? new Metrics(deps.db.poolStats?.bind(deps.db));
   app.use(requestContext(deps.logger, metrics));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', (req, res) => {
-    if (deps.isShuttingDown?.()) {
-      sendError(res, 'service_unavailable', 'Shutting down');
-      return;
-    }
-    deps.db.ping().then(
-      () => res.json({ status: 'ready' }),
-      (err: unknown) => {
-        deps.logger.warn({ err, reqId: req.id }, 'readiness check failed: database unreachable');
-        sendError(res, 'service_unavailable', 'Database unreachable');
-      },
-    );
-  });
-  app.get('/metrics', (req, res, next) => {
-    if (deps.metricsToken && !bearerMatches(req.headers.authorization, deps.metricsToken)) {
-      sendError(res, 'unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>', WWW_AUTHENTICATE);
-      return;
-    }
-    metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
-  });
-
-  // The human docs page (outside /v1: no key, no limits), rendering /v1/openapi.json with assets from npm packages.
-  app.use(docsRouter());
 
   const v1 = express.Router({ strict: false });
   // Answers depend on the key: only the client may keep them, and must revalidate (ETag) before reuse.
@@ -158,6 +139,34 @@ export function createApp(deps: AppDeps): Express {
     requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
   });
   for (const [path, methods] of allowedMethods()) app.all(path, methodNotAllowed(methods));
+
+  // Operational routes and the docs page come after the API's routes, so API requests do not walk past them.
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (req, res) => {
+    if (deps.isShuttingDown?.()) {
+      sendError(res, 'service_unavailable', 'Shutting down');
+      return;
+    }
+    deps.db.ping().then(
+      () => res.json({ status: 'ready' }),
+      (err: unknown) => {
+        deps.logger.warn({ err, reqId: req.id }, 'readiness check failed: database unreachable');
+        sendError(res, 'service_unavailable', 'Database unreachable');
+      },
+    );
+  });
+  app.get('/metrics', (req, res, next) => {
+    if (deps.metricsToken && !bearerMatches(req.headers.authorization, deps.metricsToken)) {
+      sendError(res, 'unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>', WWW_AUTHENTICATE);
+      return;
+    }
+    metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
+  });
+
+  // The human docs page (outside /v1: no key, no limits), rendering /v1/openapi.json with assets from npm packages.
+  app.use(docsRouter());
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -7,10 +7,12 @@ import {
   createResilientStore,
   limitsForPlan,
   rateLimit,
+  type RateLimitIdentity,
   type RateLimitStore,
 } from '@animal-store/rate-limit';
 import type { Request, RequestHandler } from 'express';
 import type { Config } from './config.js';
+import type { ApiKeyRecord } from './db/types.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -69,12 +71,20 @@ export function createRateLimiting(options: {
     ban: { maxRefusals: options.banThreshold, windowMs: 60_000, durationMs: options.banSeconds * 1000 },
   });
   const { metrics } = options;
+  // A key's identity is the same on every request: built once per key record (records live in the key cache).
+  const keyIdentities = new WeakMap<ApiKeyRecord, RateLimitIdentity>();
+  const keyIdentity = (key: ApiKeyRecord): RateLimitIdentity => {
+    let identity = keyIdentities.get(key);
+    if (identity === undefined) {
+      identity = { key: `key:${key.id}`, windows: limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay }) };
+      keyIdentities.set(key, identity);
+    }
+    return identity;
+  };
+  const freeWindows = limitsForPlan('free');
   return rateLimit<Request>({
     limiter,
-    identify: (req) =>
-      req.apiKey
-        ? { key: `key:${req.apiKey.id}`, windows: limitsForPlan(req.apiKey.plan, { perMinute: req.apiKey.perMinute, perDay: req.apiKey.perDay }) }
-        : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: limitsForPlan('free') },
+    identify: (req) => (req.apiKey ? keyIdentity(req.apiKey) : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: freeWindows }),
     hooks: metrics && {
       onDecision: (decision) => {
         if (!decision.allowed) metrics.rateLimitRefusals.inc({ reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded' });
