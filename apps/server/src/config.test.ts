@@ -10,6 +10,8 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('info');
     expect(config.redisUrl).toBeUndefined();
     expect(config.rateLimit).toEqual({ banThreshold: 10, banSeconds: 900, redisFailure: 'fallback' });
+    expect(config.pageCacheEntries).toBe(128);
+    expect(loadConfig({ PAGE_CACHE_ENTRIES: '0' }).pageCacheEntries).toBe(0);
   });
 
   it.each([
@@ -21,6 +23,8 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ RATE_LIMIT_REDIS_FAILURE: 'maybe' }, 'RATE_LIMIT_REDIS_FAILURE'],
     [{ TRUST_PROXY: 'perhaps' }, 'TRUST_PROXY'],
+    [{ PAGE_CACHE_ENTRIES: '-1' }, 'PAGE_CACHE_ENTRIES'],
+    [{ PAGE_CACHE_ENTRIES: '10001' }, 'PAGE_CACHE_ENTRIES'],
   ])('refuses %j naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
   });

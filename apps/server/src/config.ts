@@ -59,6 +59,7 @@ const EnvSchema = z.object({
     }),
   LOG_LEVEL: z.enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) }).default('info'),
   KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
+  PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
@@ -80,6 +81,7 @@ export type Config = {
   database: DatabaseTarget;
   logLevel: (typeof LOG_LEVELS)[number];
   keyCacheTtlMs: number;
+  pageCacheEntries: number;
   redisUrl: string | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
   trustProxy: boolean;
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database: e.DATABASE_URL,
     logLevel: e.LOG_LEVEL,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    pageCacheEntries: e.PAGE_CACHE_ENTRIES,
     redisUrl: e.REDIS_URL,
     rateLimit: { banThreshold: e.RATE_LIMIT_BAN_THRESHOLD, banSeconds: e.RATE_LIMIT_BAN_SECONDS, redisFailure: e.RATE_LIMIT_REDIS_FAILURE },
     trustProxy: e.TRUST_PROXY,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiKeyRecord, ApiKeyStore, NewApiKey, Plan } from './db/types.js';
 
 /** Raw keys look like `ask_` + 43 base64url characters (256 random bits). */
@@ -12,7 +12,7 @@ export function generateRawKey(): string {
 }
 
 export function hashKey(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 export function looksLikeKey(raw: string): boolean {

@@ -10,6 +10,7 @@ import { createRateLimitStore } from './rate-limiting.js';
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = await openDatabaseWithRetry(config.database, {
+    pageCacheEntries: config.pageCacheEntries,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),

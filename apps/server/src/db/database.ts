@@ -27,6 +27,8 @@ export interface OpenDatabaseOptions {
    * the pool replaces such connections, so they must not crash the process. Default: ignored.
    */
   onConnectionError?: (err: Error) => void;
+  /** SQLite: list pages kept in memory while the database is unchanged (default 128; 0 turns the cache off). */
+  pageCacheEntries?: number;
 }
 
 /** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
@@ -45,7 +47,7 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
   const reader = target.file === ':memory:' ? undefined : new BetterSqlite3(target.file, { timeout: 5000 });
   return {
     provider: 'sqlite',
-    pets: prismaPetStore(prisma, reader && sqlitePetReads(reader)),
+    pets: prismaPetStore(prisma, reader && sqlitePetReads(reader, { pageCacheEntries: options.pageCacheEntries ?? 128 })),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');

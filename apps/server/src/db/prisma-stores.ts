@@ -61,24 +61,62 @@ const GET_SQL = `${COLUMNS} WHERE "id" = ?`;
 type PetTuple = [id: bigint, name: string, categoryId: bigint, status: string | null];
 const fromTuple = (row: PetTuple): Pet => toPet({ id: row[0], name: row[1], categoryId: row[2], status: row[3] });
 
-/** SQLite: statements prepared once on a connection of their own (WAL: readers do not block the writer, nor it them). */
-export function sqlitePetReads(db: BetterSqlite3.Database): PetReads {
+export interface SqliteReadOptions {
+  /** List pages kept in memory while the database is unchanged (0: none). See {@link sqlitePetReads}. */
+  pageCacheEntries?: number;
+}
+
+/**
+ * SQLite: statements prepared once on a connection of their own (WAL: readers do not block the writer, nor it them).
+ *
+ * List pages are kept in memory (at most `pageCacheEntries`, least recently used evicted) and answered again while the
+ * database is unchanged. `PRAGMA data_version` on this reading connection changes whenever any other connection commits
+ * (this process's Prisma writer, the key CLI, another process on the same file), and it is read before every answer,
+ * so a page is never answered after a commit it would not show: no staleness, no invalidation to forget. Any commit
+ * empties the cache. Only SQLite has such a cheap, exact check; PostgreSQL pages are always read.
+ */
+export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOptions = {}): PetReads {
   // safeIntegers: int64 columns arrive as bigint, so values beyond 2^53-1 are refused by toSafeNumber, never rounded.
   const prep = (sql: string) => db.prepare<unknown[], PetTuple>(sql).safeIntegers(true).raw(true);
   const list = { all: prep(LIST_SQL.all), byStatus: prep(LIST_SQL.byStatus), after: prep(LIST_SQL.after), byStatusAfter: prep(LIST_SQL.byStatusAfter) };
   const get = prep(GET_SQL);
+  const read = ({ limit, status, afterId }: ListPetsOptions): Pet[] => {
+    const rows =
+      status === undefined
+        ? afterId === undefined
+          ? list.all.all(limit)
+          : list.after.all(BigInt(afterId), limit)
+        : afterId === undefined
+          ? list.byStatus.all(status, limit)
+          : list.byStatusAfter.all(status, BigInt(afterId), limit);
+    return rows.map(fromTuple);
+  };
+
+  const maxPages = options.pageCacheEntries ?? 0;
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const pages = new Map<string, readonly Pet[]>();
+  let pagesVersion: number | undefined;
+  const cachedRead = (options: ListPetsOptions): readonly Pet[] => {
+    const version = dataVersion.get();
+    if (version !== pagesVersion) {
+      pages.clear();
+      pagesVersion = version;
+    }
+    const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? ''}`;
+    let page = pages.get(key);
+    if (page !== undefined) {
+      pages.delete(key); // most recently used last
+    } else {
+      // Shared by every answer of this page until the next commit: frozen, so no caller can alter another's answer.
+      page = Object.freeze(read(options).map((pet) => Object.freeze(pet)));
+      if (pages.size >= maxPages) pages.delete(pages.keys().next().value!);
+    }
+    pages.set(key, page);
+    return page;
+  };
+
   return {
-    async list({ limit, status, afterId }: ListPetsOptions) {
-      const rows =
-        status === undefined
-          ? afterId === undefined
-            ? list.all.all(limit)
-            : list.after.all(BigInt(afterId), limit)
-          : afterId === undefined
-            ? list.byStatus.all(status, limit)
-            : list.byStatusAfter.all(status, BigInt(afterId), limit);
-      return rows.map(fromTuple);
-    },
+    list: maxPages > 0 ? async (options) => cachedRead(options) : async (options) => read(options),
     async get(id: number) {
       const row = get.get(BigInt(id));
       return row ? fromTuple(row) : undefined;

@@ -27,7 +27,8 @@ export interface ListPetsOptions {
 /** Data access for pets. Handlers see only this; which database is behind it is not their business. */
 export interface PetStore {
   /** Up to `limit` pets ordered by id ascending. */
-  list(options: ListPetsOptions): Promise<Pet[]>;
+  /** A page in id order. The pets may be shared with other callers (a cached page): treat them as read-only. */
+  list(options: ListPetsOptions): Promise<readonly Pet[]>;
   create(pet: NewPet): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
 }

@@ -16,7 +16,7 @@ export function petsRouter(pets: PetStore) {
       const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // One extra row tells whether another page exists, without a COUNT.
       const rows = await pets.list({ limit: limit + 1, status: query.status, afterId });
-      const page = rows.length > limit ? rows.slice(0, limit) : rows;
+      const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       if (rows.length > limit && last) {
         res.setHeader('Link', nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }));
