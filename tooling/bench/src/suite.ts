@@ -12,7 +12,7 @@
  * Targets 127.0.0.1 only; every run is bounded in time; every process and database it makes is removed at the end.
  */
 import { execFile, fork } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,23 +88,39 @@ const create = (key: string): LoadRequest => ({
   body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }),
 });
 
-async function appServer(name: string, db: BenchDatabase, redis: boolean, nodeArgs: string[] = []): Promise<RunningServer> {
-  return startServer(name, SERVER_MAIN, { DATABASE_URL: db.url, LOG_LEVEL: LOG_LEVEL, ...(redis ? { REDIS_URL } : { REDIS_URL: '' }) }, nodeArgs);
+async function appServer(name: string, db: BenchDatabase, redis: boolean, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<RunningServer> {
+  return startServer(name, SERVER_MAIN, { DATABASE_URL: db.url, LOG_LEVEL: LOG_LEVEL, ...(redis ? { REDIS_URL } : { REDIS_URL: '' }), ...env }, nodeArgs);
 }
 
+/** The SQLite list page cache turned off: every list reads the database (the figure without the cache, and growth). */
+const NO_PAGE_CACHE = { PAGE_CACHE_ENTRIES: '0' };
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 /** Runs every target once per round, alternating the order each round; returns results by target name. */
-async function rounds(targets: Target[], opts: { seconds: number; connections: number; rounds: number }): Promise<Map<string, LoadResult[]>> {
-  const out = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+type RoundResult = LoadResult & { serverCpuUsPerRequest: number };
+
+async function rounds(targets: Target[], opts: { seconds: number; connections: number; rounds: number }): Promise<Map<string, RoundResult[]>> {
+  const out = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
   for (const t of targets) {
     await load({ mode: 'closed', origin: t.server.origin, requests: t.requests, connections: opts.connections, durationSec: 2 }); // warm-up
   }
   for (let r = 0; r < opts.rounds; r++) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
-      const res = await load({ mode: 'closed', origin: t.server.origin, requests: t.requests, connections: opts.connections, durationSec: opts.seconds });
+      const cpuBefore = cpuMs(t.server.pid);
+      const loaded = await load({ mode: 'closed', origin: t.server.origin, requests: t.requests, connections: opts.connections, durationSec: opts.seconds });
+      const res = { ...loaded, serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx) };
       out.get(t.name)!.push(res);
       const bad = res.non2xx + res.errors > 0 ? `  (!) non-2xx ${res.non2xx}, errors ${res.errors} ${JSON.stringify(res.statusCodes)}` : '';
-      console.log(`  round ${r + 1}  ${t.label.padEnd(34)} ${fmtInt(res.rps).padStart(7)} req/s   p50 ${fmtMs(res.p50)}  p99 ${fmtMs(res.p99)}${bad}`);
+      console.log(
+        `  round ${r + 1}  ${t.label.padEnd(38)} ${fmtInt(res.rps).padStart(7)} req/s   p50 ${fmtMs(res.p50)}  p99 ${fmtMs(res.p99)}  server CPU ${res.serverCpuUsPerRequest.toFixed(0)} µs/req${bad}`,
+      );
     }
   }
   return out;
@@ -119,9 +135,11 @@ interface Summary {
   p99: number;
   rounds: number[];
   failures: number;
+  /** Median CPU time (user + system) of the server process per answered request, µs. */
+  cpuUs: number;
 }
 
-function summarise(t: { name: string; label: string; kind: Bar['kind'] }, results: LoadResult[]): Summary {
+function summarise(t: { name: string; label: string; kind: Bar['kind'] }, results: RoundResult[]): Summary {
   return {
     name: t.name,
     label: t.label,
@@ -131,6 +149,7 @@ function summarise(t: { name: string; label: string; kind: Bar['kind'] }, result
     p99: median(results.map((r) => r.p99)),
     rounds: results.map((r) => Math.round(r.rps)),
     failures: results.reduce((n, r) => n + r.non2xx + r.errors, 0),
+    cpuUs: median(results.map((r) => r.serverCpuUsPerRequest)),
   };
 }
 
@@ -238,11 +257,13 @@ async function main(): Promise<void> {
       const floor = await startServer('floor', join(BENCH_DIST, 'baselines/floor.js'), {});
       const handwritten = await startServer('handwritten', join(BENCH_DIST, 'baselines/handwritten.js'), { DATABASE_FILE: sqlite.url.slice('file:'.length) });
       sqliteServer = await appServer('server-sqlite-memory', sqlite, false);
+      const sqliteUncached = await appServer('server-sqlite-memory-no-page-cache', sqlite, false, [], NO_PAGE_CACHE);
       const pgServer = await appServer('server-postgres-redis', postgres, true);
       await checkSameBytes([
         { server: floor },
         { server: handwritten, key: sqlite.key },
         { server: sqliteServer, key: sqlite.key },
+        { server: sqliteUncached, key: sqlite.key },
         { server: pgServer, key: postgres.key },
       ]);
       console.log('ok (all answer GET /v1/pets with the same page bytes)\n');
@@ -254,6 +275,7 @@ async function main(): Promise<void> {
           { name: 'floor', label: 'floor: Express canned page', kind: 'baseline', server: floor, requests: [{ method: 'GET', path: '/v1/pets' }] },
           { name: 'handwritten', label: 'reference: hand-written list', kind: 'baseline', server: handwritten, requests: [list(sqlite.key)] },
           { name: 'sqlite-list', label: 'SQLite+memory  list (limit 20)', kind: 'sqlite', server: sqliteServer, requests: [list(sqlite.key)] },
+          { name: 'sqlite-list-uncached', label: 'SQLite+memory  list, page cache off', kind: 'sqlite', server: sqliteUncached, requests: [list(sqlite.key)] },
           { name: 'sqlite-create', label: 'SQLite+memory  create', kind: 'sqlite', server: sqliteServer, requests: [create(sqlite.key)] },
           { name: 'sqlite-get', label: 'SQLite+memory  get by id', kind: 'sqlite', server: sqliteServer, requests: [get(sqlite.key)] },
           { name: 'pg-list', label: 'Postgres+Redis list (limit 20)', kind: 'postgres', server: pgServer, requests: [list(postgres.key)] },
@@ -270,6 +292,7 @@ async function main(): Promise<void> {
         for (const [label, server, req] of [
           ['floor: Express canned page', floor, { method: 'GET', path: '/v1/pets' }],
           ['SQLite+memory  list (limit 20)', sqliteServer, list(sqlite.key)],
+          ['SQLite+memory  list, page cache off', sqliteUncached, list(sqlite.key)],
           ['Postgres+Redis list (limit 20)', pgServer, list(postgres.key)],
         ] as const) {
           await load({ mode: 'open', origin: server.origin, requests: [req], connections: 64, durationSec: 2, rate: FIXED_RATE }); // warm-up
@@ -305,13 +328,14 @@ async function main(): Promise<void> {
 
     let growth: { small: Summary; large: Summary } | undefined;
     if (ONLY.has('growth')) {
-      console.log(`\ncost growth: GET /v1/pets?status=sold&limit=100 (sold pets created last) on ${fmtInt(GROWTH_SMALL)} and ${fmtInt(GROWTH_LARGE)} pets, SQLite+memory:`);
+      console.log(`\ncost growth: GET /v1/pets?status=sold&limit=100 (sold pets created last) on ${fmtInt(GROWTH_SMALL)} and ${fmtInt(GROWTH_LARGE)} pets, SQLite+memory, page cache off:`);
       const small = await sqliteDatabase(GROWTH_SMALL);
       dbs.push(small);
       const large = await sqliteDatabase(GROWTH_LARGE);
       dbs.push(large);
-      const sSmall = await appServer('growth-1k', small, false);
-      const sLarge = await appServer('growth-50k', large, false);
+      // The page cache off: every request runs the query, so the figure is the query's cost growth, not the cache's.
+      const sSmall = await appServer('growth-1k', small, false, [], NO_PAGE_CACHE);
+      const sLarge = await appServer('growth-50k', large, false, [], NO_PAGE_CACHE);
       const q = '?status=sold&limit=100';
       const gt: Target[] = [
         { name: 'small', label: `filtered page, ${fmtInt(GROWTH_SMALL)} pets`, kind: 'sqlite', server: sSmall, requests: [list(small.key, q)] },
@@ -339,18 +363,32 @@ async function main(): Promise<void> {
     if (floor && ceiling) {
       out(
         table(
-          ['scenario', 'req/s', 'p50', 'p99', 'vs floor', 'vs ceiling', 'rounds (req/s)'],
-          throughput.map((s) => [s.label, fmtInt(s.rps), fmtMs(s.p50), fmtMs(s.p99), fmtRatio(s.rps / floor.rps), fmtRatio(s.rps / ceiling.rps), s.rounds.map(fmtInt).join(' / ') + (s.failures ? ` (!${s.failures} failed)` : '')]),
+          ['scenario', 'req/s', 'p50', 'p99', 'vs floor', 'vs ceiling', 'server CPU/req', 'rounds (req/s)'],
+          throughput.map((s) => [
+            s.label,
+            fmtInt(s.rps),
+            fmtMs(s.p50),
+            fmtMs(s.p99),
+            fmtRatio(s.rps / floor.rps),
+            fmtRatio(s.rps / ceiling.rps),
+            `${s.cpuUs.toFixed(0)} µs`,
+            s.rounds.map(fmtInt).join(' / ') + (s.failures ? ` (!${s.failures} failed)` : ''),
+          ]),
         ),
       );
       const sl = throughput.find((s) => s.name === 'sqlite-list')!;
       const pl = throughput.find((s) => s.name === 'pg-list')!;
-      targets.ratios.push(`List, SQLite + memory limiter >= 0.60 of the Express floor: ${fmtRatio(sl.rps / floor.rps)} -> ${check(sl.rps / floor.rps >= 0.6)}`);
+      const su = throughput.find((s) => s.name === 'sqlite-list-uncached')!;
+      targets.ratios.push(
+        `List, SQLite + memory limiter >= 0.60 of the Express floor: ${fmtRatio(sl.rps / floor.rps)} -> ${check(sl.rps / floor.rps >= 0.6)}` +
+          ` (page cache off: ${fmtRatio(su.rps / floor.rps)} -> ${check(su.rps / floor.rps >= 0.6)})`,
+      );
       const hw = throughput.find((s) => s.name === 'handwritten');
       if (hw) {
         out(
           `\nReference: a hand-written Express + better-sqlite3 list with a key check (no contract, limiter, ids, logs, metrics) ` +
-            `reached ${fmtRatio(hw.rps / floor.rps)} of the floor in this run; the service's list reached ${fmtRatio(sl.rps / hw.rps)} of it.`,
+            `reached ${fmtRatio(hw.rps / floor.rps)} of the floor in this run; the service's list reached ${fmtRatio(sl.rps / hw.rps)} of it ` +
+            `(${fmtRatio(su.rps / hw.rps)} with the page cache off, every request reading the database as the reference does).`,
         );
       }
       targets.ratios.push(`List, Postgres + Redis limiter >= 0.40 of the Express floor: ${fmtRatio(pl.rps / floor.rps)} -> ${check(pl.rps / floor.rps >= 0.4)}`);
@@ -368,7 +406,7 @@ async function main(): Promise<void> {
       for (const { label, res } of fixed.slice(1)) targets.ratios.push(`p99 at ${FIXED_RATE} req/s below 20 ms (${label.trim()}): ${fmtMs(res.p99)} -> ${check(res.p99 < 20)}`);
     }
     if (growth) {
-      out(`\nCost growth: GET /v1/pets?status=sold&limit=100, SQLite + memory limiter, ${CONNECTIONS} connections:\n`);
+      out(`\nCost growth: GET /v1/pets?status=sold&limit=100, SQLite + memory limiter, page cache off (every request runs the query), ${CONNECTIONS} connections:\n`);
       const { small, large } = growth;
       out(table(['catalogue', 'req/s', 'p50', 'p99', 'rounds (req/s)'], [small, large].map((s) => [s.label, fmtInt(s.rps), fmtMs(s.p50), fmtMs(s.p99), s.rounds.map(fmtInt).join(' / ')])));
       const ratio = large.p50 / small.p50;
