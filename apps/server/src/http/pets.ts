@@ -1,4 +1,4 @@
-import { contract, GET_PET_DEPRECATION, PAGE_LIMIT } from '@animal-store/contract';
+import { contract, GET_PET_DEPRECATION, PAGE_LIMIT, type Pet } from '@animal-store/contract';
 import { initServer } from '@ts-rest/express';
 import type { RequestHandler } from 'express';
 import type { PetStore } from '../db/types.js';
@@ -8,6 +8,17 @@ import { decodeCursor, encodeCursor, nextLink } from './paging.js';
 
 const s = initServer();
 
+/** A cached page (frozen, shared until the next commit) is cut to `limit` once, so its answer can be serialized once. */
+const cutPages = new WeakMap<readonly Pet[], { limit: number; page: Pet[] }>();
+function firstRows(rows: readonly Pet[], limit: number): Pet[] {
+  if (!Object.isFrozen(rows)) return rows.slice(0, limit);
+  const cut = cutPages.get(rows);
+  if (cut?.limit === limit) return cut.page;
+  const page = Object.freeze(rows.slice(0, limit)) as Pet[];
+  cutPages.set(rows, { limit, page });
+  return page;
+}
+
 /** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */
 export function petsRouter(pets: PetStore) {
   return s.router(contract, {
@@ -16,7 +27,7 @@ export function petsRouter(pets: PetStore) {
       const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // One extra row tells whether another page exists, without a COUNT.
       const rows = await pets.list({ limit: limit + 1, status: query.status, afterId });
-      const page = rows.slice(0, limit);
+      const page = firstRows(rows, limit);
       const last = page[page.length - 1];
       if (rows.length > limit && last) {
         res.setHeader('Link', nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }));

@@ -8,6 +8,32 @@ export function strongEtag(body: string): string {
   return `"${Buffer.byteLength(body, 'utf8').toString(16)}-${digest}"`;
 }
 
+interface Entity {
+  body: string;
+  length?: number;
+  etag?: string;
+}
+
+/** A frozen array of frozen flat records (a cached page): nothing in it can change. */
+function immutablePage(value: unknown): value is readonly object[] {
+  return Array.isArray(value) && Object.isFrozen(value) && value.every((item) => typeof item === 'object' && item !== null && Object.isFrozen(item));
+}
+
+/**
+ * A cached page (shared by every answer until the next commit) cannot change, so its JSON, length and ETag are computed
+ * once and kept with it; anything else is serialized per answer.
+ */
+const entities = new WeakMap<object, Entity>();
+function serialized(value: unknown): Entity {
+  if (!immutablePage(value)) return { body: JSON.stringify(value) ?? 'null' };
+  let entity = entities.get(value);
+  if (entity === undefined) {
+    entity = { body: JSON.stringify(value) };
+    entities.set(value, entity);
+  }
+  return entity;
+}
+
 /**
  * JSON answers without Express's general `res.send` path (content-type parsing, charset handling, a second look at the
  * body): one `JSON.stringify`, `Content-Type` and `Content-Length`, and for a 2xx GET/HEAD a strong `ETag` with
@@ -16,12 +42,13 @@ export function strongEtag(body: string): string {
  */
 export function leanJson(app: Express): void {
   app.response.json = function json(this: Response, value: unknown) {
-    const body = JSON.stringify(value) ?? 'null';
+    const entity = serialized(value);
+    const body = entity.body;
     const req = this.req;
     const method = req.method;
     this.setHeader('Content-Type', 'application/json; charset=utf-8');
     if ((method === 'GET' || method === 'HEAD') && this.statusCode >= 200 && this.statusCode < 300) {
-      this.setHeader('ETag', strongEtag(body));
+      this.setHeader('ETag', (entity.etag ??= strongEtag(body)));
       if (req.fresh) {
         this.statusCode = 304;
         this.removeHeader('Content-Type');
@@ -29,7 +56,7 @@ export function leanJson(app: Express): void {
         return this;
       }
     }
-    this.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+    this.setHeader('Content-Length', (entity.length ??= Buffer.byteLength(body, 'utf8')));
     if (method === 'HEAD') this.end();
     else this.end(body, 'utf8');
     return this;
