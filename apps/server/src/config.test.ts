@@ -12,6 +12,8 @@ describe('loadConfig', () => {
     expect(config.rateLimit).toEqual({ banThreshold: 10, banSeconds: 900, redisFailure: 'fallback' });
     expect(config.pageCacheEntries).toBe(128);
     expect(loadConfig({ PAGE_CACHE_ENTRIES: '0' }).pageCacheEntries).toBe(0);
+    expect(config.coalesceReads).toBe(true);
+    expect(loadConfig({ READ_COALESCING: 'false' }).coalesceReads).toBe(false);
   });
 
   it.each([

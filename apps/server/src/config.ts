@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) }).default('info'),
   KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
   PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
+  READ_COALESCING: bool('READ_COALESCING').default('true'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
@@ -82,6 +83,7 @@ export type Config = {
   logLevel: (typeof LOG_LEVELS)[number];
   keyCacheTtlMs: number;
   pageCacheEntries: number;
+  coalesceReads: boolean;
   redisUrl: string | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
   trustProxy: boolean;
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     pageCacheEntries: e.PAGE_CACHE_ENTRIES,
+    coalesceReads: e.READ_COALESCING,
     redisUrl: e.REDIS_URL,
     rateLimit: { banThreshold: e.RATE_LIMIT_BAN_THRESHOLD, banSeconds: e.RATE_LIMIT_BAN_SECONDS, redisFailure: e.RATE_LIMIT_REDIS_FAILURE },
     trustProxy: e.TRUST_PROXY,

@@ -11,6 +11,7 @@ async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = await openDatabaseWithRetry(config.database, {
     pageCacheEntries: config.pageCacheEntries,
+    coalesceReads: config.coalesceReads,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),

@@ -148,6 +148,52 @@ describe('SQLite list page cache', () => {
   });
 });
 
+describe('PostgreSQL read coalescing', () => {
+  let target: TestDatabase;
+  const opened: Database[] = [];
+  const open = async (coalesceReads: boolean) => {
+    const db = await openDatabase(target.target, { poolSize: 2, coalesceReads });
+    opened.push(db);
+    return db;
+  };
+  beforeAll(async () => {
+    target = await createTestDatabase('postgresql');
+  });
+  afterAll(async () => {
+    for (const db of opened) await db.close();
+    await target.drop();
+  });
+
+  it('identical reads waiting for a connection share one query; different reads do not', async () => {
+    const db = await open(true);
+    await db.pets.create({ name: 'shared', categoryId: 1, status: 'sold' });
+    const same = await Promise.all(Array.from({ length: 20 }, () => db.pets.list({ limit: 5 })));
+    expect(new Set(same).size).toBe(1); // one answer object: one query
+    expect(Object.isFrozen(same[0]) && same[0]!.every((pet) => Object.isFrozen(pet))).toBe(true);
+    const [all, sold, get] = await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' }), db.pets.get(same[0]![0]!.id)]);
+    expect(all).not.toBe(same[0]); // a new batch: the first one was sent
+    expect(sold).toEqual(all);
+    expect(get).toEqual(all[0]);
+    const off = await open(false);
+    const apart = await Promise.all(Array.from({ length: 5 }, () => off.pets.list({ limit: 5 })));
+    expect(new Set(apart).size).toBe(5);
+  });
+
+  it('a read that starts after a commit sees it, while identical reads are in flight all along', async () => {
+    const db = await open(true);
+    const busy: Promise<unknown>[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Keep batches of the same page in flight around the write and the read that follows it.
+      for (let j = 0; j < 4; j++) busy.push(db.pets.list({ limit: 100, status: 'pending' }));
+      const created = await db.pets.create({ name: `fresh-${i}`, categoryId: 1, status: 'pending' });
+      for (let j = 0; j < 4; j++) busy.push(db.pets.list({ limit: 100, status: 'pending' }));
+      const page = await db.pets.list({ limit: 100, status: 'pending' });
+      expect(page.map((pet) => pet.id)).toContain(created.id);
+    }
+    await Promise.all(busy);
+  });
+});
+
 describe('KeyResolver.peek', () => {
   let target: TestDatabase;
   let db: Database;

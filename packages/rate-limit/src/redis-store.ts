@@ -202,7 +202,8 @@ export interface RedisClientOptions {
 /**
  * Builds an ioredis client suited to rate limiting: commands fail fast instead
  * of queueing while disconnected (`enableOfflineQueue: false`,
- * `maxRetriesPerRequest: 0`, `commandTimeout` 100 ms), and the connection is
+ * `maxRetriesPerRequest: 0`, `commandTimeout` 100 ms), commands issued in the same
+ * event-loop turn share one write (`enableAutoPipelining`), and the connection is
  * re-established automatically with a capped back-off. Wait for its `ready`
  * event (or let the first requests fall back) before relying on it.
  */
@@ -213,6 +214,9 @@ export function createRedisClient(options: RedisClientOptions = {}): Redis {
     commandTimeout: options.commandTimeout ?? 100,
     connectTimeout: options.connectTimeout ?? 1_000,
     enableOfflineQueue: false,
+    // Decisions of requests that arrive in the same turn of the event loop go out in one write (and their replies come
+    // back in one read) instead of a socket write each: the server's profile under load showed the writes at 7 %.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 0,
     autoResubscribe: false,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),

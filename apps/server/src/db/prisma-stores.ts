@@ -35,6 +35,9 @@ function petOf(id: number, name: string, categoryId: number, status: string | nu
   return pet;
 }
 
+/** A page or a pet shared by several answers: frozen, so no caller can alter another's answer. */
+const frozenPage = (pets: Pet[]): readonly Pet[] => Object.freeze(pets.map((pet) => Object.freeze(pet)));
+
 function toPet(row: PetRow): Pet {
   return petOf(toSafeNumber(row.id, 'Pet.id'), row.name, toSafeNumber(row.categoryId, 'Pet.categoryId'), row.status);
 }
@@ -107,8 +110,8 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
     if (page !== undefined) {
       pages.delete(key); // most recently used last
     } else {
-      // Shared by every answer of this page until the next commit: frozen, so no caller can alter another's answer.
-      page = Object.freeze(read(options).map((pet) => Object.freeze(pet)));
+      // Shared by every answer of this page until the next commit.
+      page = frozenPage(read(options));
       if (pages.size >= maxPages) pages.delete(pages.keys().next().value!);
     }
     pages.set(key, page);
@@ -140,9 +143,21 @@ function pgSafeNumber(text: string, field: string): number {
 type PgPetTuple = [id: string, name: string, categoryId: string, status: string | null];
 const fromPg = (row: PgPetTuple): Pet => petOf(pgSafeNumber(row[0], 'Pet.id'), row[1], pgSafeNumber(row[2], 'Pet.categoryId'), row[3]);
 
-/** PostgreSQL: named prepared statements on the pool Prisma's adapter uses (each connection prepares them once). */
-export function postgresPetReads(pool: pg.Pool): PetReads {
-  const q = async (name: string, text: string, values: unknown[]) => (await pool.query<PgPetTuple>({ name, text, values, rowMode: 'array' })).rows;
+export interface PostgresReadOptions {
+  /** Identical reads waiting for a connection share one query (default true). See {@link postgresPetReads}. */
+  coalesce?: boolean;
+}
+
+/**
+ * PostgreSQL: named prepared statements on the pool Prisma's adapter uses (each connection prepares them once).
+ *
+ * Identical reads (same page, or same id) that are waiting for a pooled connection share one query: the batch stays
+ * open until a connection is free, then closes and its query is sent. Every read in a batch arrived before its query
+ * was sent, so each answer is at least as fresh as a query of its own would have been (a client that saw its create
+ * answered sees the pet in its next list). Under light load a batch is one read; under load, when reads queue for
+ * connections anyway, the queue holds one query per distinct read instead of one per request.
+ */
+export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {}): PetReads {
   const sql = {
     all: numbered(LIST_SQL.all),
     byStatus: numbered(LIST_SQL.byStatus),
@@ -150,22 +165,47 @@ export function postgresPetReads(pool: pg.Pool): PetReads {
     byStatusAfter: numbered(LIST_SQL.byStatusAfter),
     get: numbered(GET_SQL),
   };
+  type Query = { name: string; text: string; values: unknown[] };
+  const run = async (query: Query, on: pg.Pool | pg.PoolClient = pool): Promise<readonly Pet[]> =>
+    frozenPage((await on.query<PgPetTuple>({ ...query, rowMode: 'array' })).rows.map(fromPg));
+
+  const open = new Map<string, Promise<readonly Pet[]>>();
+  const shared = (key: string, query: Query): Promise<readonly Pet[]> => {
+    const joined = open.get(key);
+    if (joined !== undefined) return joined;
+    const close = () => open.get(key) === batch && open.delete(key);
+    const batch: Promise<readonly Pet[]> = pool.connect().then(async (client) => {
+      close(); // later reads wait for a query sent after they arrived
+      try {
+        const page = await run(query, client);
+        client.release();
+        return page;
+      } catch (err) {
+        client.release(err as Error); // as pool.query does: a client whose query failed is not reused
+        throw err;
+      }
+    });
+    open.set(key, batch);
+    // A failed connect closes the batch too (its reads see the error; the next read tries again).
+    batch.catch(close);
+    return batch;
+  };
+  const read = options.coalesce === false ? (_key: string, query: Query) => run(query) : shared;
+
   return {
-    async list({ limit, status, afterId }: ListPetsOptions) {
+    list({ limit, status, afterId }: ListPetsOptions) {
       // int8 parameters as decimal strings: exact for every int64.
-      const rows =
-        status === undefined
-          ? afterId === undefined
-            ? await q('pets_list', sql.all, [limit])
-            : await q('pets_list_after', sql.after, [String(afterId), limit])
-          : afterId === undefined
-            ? await q('pets_list_status', sql.byStatus, [status, limit])
-            : await q('pets_list_status_after', sql.byStatusAfter, [status, String(afterId), limit]);
-      return rows.map(fromPg);
+      const key = `${limit}|${status ?? ''}|${afterId ?? ''}`;
+      return status === undefined
+        ? afterId === undefined
+          ? read(key, { name: 'pets_list', text: sql.all, values: [limit] })
+          : read(key, { name: 'pets_list_after', text: sql.after, values: [String(afterId), limit] })
+        : afterId === undefined
+          ? read(key, { name: 'pets_list_status', text: sql.byStatus, values: [status, limit] })
+          : read(key, { name: 'pets_list_status_after', text: sql.byStatusAfter, values: [status, String(afterId), limit] });
     },
     async get(id: number) {
-      const row = (await q('pets_get', sql.get, [String(id)]))[0];
-      return row ? fromPg(row) : undefined;
+      return (await read(`id|${id}`, { name: 'pets_get', text: sql.get, values: [String(id)] }))[0];
     },
   };
 }
