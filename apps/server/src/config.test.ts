@@ -14,6 +14,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ PAGE_CACHE_ENTRIES: '0' }).pageCacheEntries).toBe(0);
     expect(config.coalesceReads).toBe(true);
     expect(loadConfig({ READ_COALESCING: 'false' }).coalesceReads).toBe(false);
+    expect(config.readConcurrency).toBe(4);
   });
 
   it.each([
@@ -26,6 +27,7 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_REDIS_FAILURE: 'maybe' }, 'RATE_LIMIT_REDIS_FAILURE'],
     [{ TRUST_PROXY: 'perhaps' }, 'TRUST_PROXY'],
     [{ PAGE_CACHE_ENTRIES: '-1' }, 'PAGE_CACHE_ENTRIES'],
+    [{ READ_CONCURRENCY: '0' }, 'READ_CONCURRENCY'],
     [{ PAGE_CACHE_ENTRIES: '10001' }, 'PAGE_CACHE_ENTRIES'],
   ])('refuses %j naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);

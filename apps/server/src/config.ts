@@ -61,6 +61,7 @@ const EnvSchema = z.object({
   KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
   PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
   READ_COALESCING: bool('READ_COALESCING').default('true'),
+  READ_CONCURRENCY: int('READ_CONCURRENCY', 1, 1000).default('4'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
@@ -84,6 +85,7 @@ export type Config = {
   keyCacheTtlMs: number;
   pageCacheEntries: number;
   coalesceReads: boolean;
+  readConcurrency: number;
   redisUrl: string | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
   trustProxy: boolean;
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     pageCacheEntries: e.PAGE_CACHE_ENTRIES,
     coalesceReads: e.READ_COALESCING,
+    readConcurrency: e.READ_CONCURRENCY,
     redisUrl: e.REDIS_URL,
     rateLimit: { banThreshold: e.RATE_LIMIT_BAN_THRESHOLD, banSeconds: e.RATE_LIMIT_BAN_SECONDS, redisFailure: e.RATE_LIMIT_REDIS_FAILURE },
     trustProxy: e.TRUST_PROXY,

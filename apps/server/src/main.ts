@@ -12,6 +12,7 @@ async function main(config: Config): Promise<void> {
   const db = await openDatabaseWithRetry(config.database, {
     pageCacheEntries: config.pageCacheEntries,
     coalesceReads: config.coalesceReads,
+    readConcurrency: config.readConcurrency,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),

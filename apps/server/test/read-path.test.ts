@@ -10,7 +10,7 @@ import { prismaPetStore } from '../src/db/prisma-stores.js';
 import type { Database, PetStore } from '../src/db/types.js';
 import { nextLink } from '../src/http/paging.js';
 import { createApiKey, KEY_LOOKUP_NEEDED, KeyResolver } from '../src/keys.js';
-import { createTestDatabase, prismaClientFor, PROVIDERS, type TestDatabase } from './helpers.js';
+import { createTestDatabase, eventually, prismaClientFor, PROVIDERS, type TestDatabase } from './helpers.js';
 
 describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
   let target: TestDatabase;
@@ -177,6 +177,41 @@ describe('PostgreSQL read coalescing', () => {
     const off = await open(false);
     const apart = await Promise.all(Array.from({ length: 5 }, () => off.pets.list({ limit: 5 })));
     expect(new Set(apart).size).toBe(5);
+  });
+
+  it('keeps at most readConcurrency read queries in flight; the others wait their turn', async () => {
+    const url = target.target.provider === 'postgresql' ? target.target.url : '';
+    const limited = await openDatabase(target.target, { readConcurrency: 2 });
+    const unlimited = await openDatabase(target.target, { coalesceReads: false });
+    opened.push(limited, unlimited);
+    const locker = new pg.Client({ connectionString: url });
+    const observer = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await observer.connect();
+    try {
+      const blocked = async () =>
+        Number(
+          (await observer.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))
+            .rows[0]!.n,
+        );
+      for (const [db, expected] of [
+        [limited, 2],
+        [unlimited, 5],
+      ] as const) {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE "Pet" IN ACCESS EXCLUSIVE MODE');
+        const reads = [1, 2, 3, 4, 5].map((limit) => db.pets.list({ limit })); // five different pages
+        await eventually(async () => (await blocked()) === expected);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await blocked()).toBe(expected); // no more were sent
+        await locker.query('COMMIT');
+        const pages = await Promise.all(reads);
+        expect(pages.map((page) => page.length)).toEqual([1, 2, 3, 4, 5].map((n) => Math.min(n, pages[4]!.length)));
+      }
+    } finally {
+      await locker.end();
+      await observer.end();
+    }
   });
 
   it('a read that starts after a commit sees it, while identical reads are in flight all along', async () => {

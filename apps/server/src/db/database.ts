@@ -29,8 +29,10 @@ export interface OpenDatabaseOptions {
   onConnectionError?: (err: Error) => void;
   /** SQLite: list pages kept in memory while the database is unchanged (default 128; 0 turns the cache off). */
   pageCacheEntries?: number;
-  /** PostgreSQL: identical reads waiting for a connection share one query (default true). */
+  /** PostgreSQL: identical waiting reads share one query (default true). */
   coalesceReads?: boolean;
+  /** PostgreSQL, with coalesceReads: read queries in flight at once (default 4). */
+  readConcurrency?: number;
 }
 
 /** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
@@ -92,7 +94,7 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
   const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
   return {
     provider: 'postgresql',
-    pets: prismaPetStore(prisma, postgresPetReads(pool, { coalesce: options.coalesceReads ?? true })),
+    pets: prismaPetStore(prisma, postgresPetReads(pool, { coalesce: options.coalesceReads ?? true, concurrency: options.readConcurrency ?? 4 })),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await pool.query('SELECT 1');
