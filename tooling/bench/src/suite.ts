@@ -80,6 +80,9 @@ interface Target {
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 const list = (key: string, query = ''): LoadRequest => ({ method: 'GET', path: `/v1/pets${query}`, headers: auth(key) });
+/** 40 different pages of 20 (cursors after pet 20, 40, … 800), sent in turn: reads that share less. */
+const distinctPages = (key: string): LoadRequest[] =>
+  Array.from({ length: 40 }, (_, i) => list(key, `?limit=20&cursor=${Buffer.from(`p1.${(i + 1) * 20}`, 'utf8').toString('base64url')}`));
 const get = (key: string, id = 7): LoadRequest => ({ method: 'GET', path: `/v1/pets/${id}`, headers: auth(key) });
 const create = (key: string): LoadRequest => ({
   method: 'POST',
@@ -284,6 +287,7 @@ async function main(): Promise<void> {
           { name: 'sqlite-get', label: 'SQLite+memory  get by id', kind: 'sqlite', server: sqliteServer, requests: [get(sqlite.key)] },
           { name: 'pg-list', label: 'Postgres+Redis list (limit 20)', kind: 'postgres', server: pgServer, requests: [list(postgres.key)] },
           { name: 'pg-list-uncoalesced', label: 'Postgres+Redis list, coalescing off', kind: 'postgres', server: pgUncoalesced, requests: [list(postgres.key)] },
+          { name: 'pg-list-distinct', label: 'Postgres+Redis list, 40 pages in turn', kind: 'postgres', server: pgServer, requests: distinctPages(postgres.key) },
           { name: 'pg-create', label: 'Postgres+Redis create', kind: 'postgres', server: pgServer, requests: [create(postgres.key)] },
           { name: 'pg-get', label: 'Postgres+Redis get by id', kind: 'postgres', server: pgServer, requests: [get(postgres.key)] },
         ];
