@@ -103,7 +103,7 @@ export function createApp(deps: AppDeps): Express {
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
 
-  const metrics = deps.metrics ?? new Metrics(deps.db.poolStats?.bind(deps.db));
+  const metrics = deps.metrics ?? new Metrics(deps.db);
   app.use(requestContext(deps.logger, metrics));
 
   const v1 = express.Router({ strict: false });

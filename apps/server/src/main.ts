@@ -19,7 +19,7 @@ async function main(config: Config): Promise<void> {
   }).catch((err: unknown) => {
     throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);
   });
-  const metrics = new Metrics(db.poolStats?.bind(db));
+  const metrics = new Metrics(db);
   const limits = createRateLimitStore(config, logger);
   let shuttingDown = false;
   const app = createApp({

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from './db/types.js';
 
 /** Prometheus metrics of one app instance (its own registry, so tests can build several apps in one process). */
 export class Metrics {
@@ -29,8 +30,40 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(poolStats?: () => { total: number; idle: number; waiting: number } | undefined) {
+  /** `db`: the database whose pool and read path are reported at each scrape (optional). */
+  constructor(db?: Pick<Database, 'poolStats' | 'readStats'>) {
     collectDefaultMetrics({ register: this.registry });
+    const poolStats = db?.poolStats?.bind(db);
+    const readStats = db?.readStats?.bind(db);
+    if (readStats) {
+      // Totals kept by the read path itself (no work per request here), copied into counters when scraped.
+      new Counter({
+        name: 'pets_page_cache_lookups_total',
+        help: 'SQLite list pages answered from the page cache (hit) or read from the database (miss)',
+        labelNames: ['result'] as const,
+        registers: [this.registry],
+        collect() {
+          const cache = readStats().pageCache;
+          if (!cache) return;
+          this.reset();
+          this.inc({ result: 'hit' }, cache.hits);
+          this.inc({ result: 'miss' }, cache.misses);
+        },
+      });
+      new Counter({
+        name: 'pets_reads_total',
+        help: 'PostgreSQL list/get reads answered (query="own": it sent the query; query="shared": it joined an identical waiting read)',
+        labelNames: ['query'] as const,
+        registers: [this.registry],
+        collect() {
+          const coalescing = readStats().coalescing;
+          if (!coalescing) return;
+          this.reset();
+          this.inc({ query: 'own' }, coalescing.queries);
+          this.inc({ query: 'shared' }, coalescing.reads - coalescing.queries);
+        },
+      });
+    }
     if (poolStats) {
       new Gauge({
         name: 'db_pool_connections',

@@ -55,6 +55,20 @@ describe('metrics', () => {
       expect(text).toMatch(/http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/);
       expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/);
       expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
+      // The get above was a read of its own.
+      expect(text).toMatch(/pets_reads_total\{query="own"\} 1\n/);
+      expect(text).toMatch(/pets_reads_total\{query="shared"\} 0\n/);
+    });
+  });
+
+  it('count the SQLite page cache hits and misses', async () => {
+    await withTestServer('sqlite', {}, async (server) => {
+      const key = await server.key();
+      for (let i = 0; i < 3; i++) await fetch(`${server.url}/v1/pets?limit=7`, { headers: auth(key) });
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      expect(text).toMatch(/pets_page_cache_lookups_total\{result="hit"\} 2\n/);
+      expect(text).toMatch(/pets_page_cache_lookups_total\{result="miss"\} 1\n/);
+      expect(text).not.toMatch(/pets_reads_total\{/);
     });
   });
 });

@@ -49,9 +49,11 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
   // The hot reads use a connection of their own with statements prepared once (an in-memory database is private to its
   // connection, so there Prisma answers everything).
   const reader = target.file === ':memory:' ? undefined : new BetterSqlite3(target.file, { timeout: 5000 });
+  const reads = reader && sqlitePetReads(reader, { pageCacheEntries: options.pageCacheEntries ?? 128 });
   return {
     provider: 'sqlite',
-    pets: prismaPetStore(prisma, reader && sqlitePetReads(reader, { pageCacheEntries: options.pageCacheEntries ?? 128 })),
+    pets: prismaPetStore(prisma, reads),
+    readStats: () => reads?.stats?.() ?? {},
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
@@ -92,9 +94,11 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     throw err;
   }
   const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
+  const reads = postgresPetReads(pool, { coalesce: options.coalesceReads ?? true, concurrency: options.readConcurrency ?? 4 });
   return {
     provider: 'postgresql',
-    pets: prismaPetStore(prisma, postgresPetReads(pool, { coalesce: options.coalesceReads ?? true, concurrency: options.readConcurrency ?? 4 })),
+    pets: prismaPetStore(prisma, reads),
+    readStats: () => reads.stats?.() ?? {},
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await pool.query('SELECT 1');

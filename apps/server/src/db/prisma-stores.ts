@@ -2,7 +2,7 @@ import { MAX_SAFE_ID, PetStatus, type NewPet, type Pet } from '@animal-store/con
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/sqlite/client.js';
-import { PLANS, type ApiKeyRecord, type ApiKeyStore, type ListPetsOptions, type NewApiKey, type PetStore, type Plan } from './types.js';
+import { PLANS, type ApiKeyRecord, type ApiKeyStore, type ListPetsOptions, type NewApiKey, type PetStore, type Plan, type ReadStats } from './types.js';
 
 /**
  * Prisma-backed stores. Both providers' generated clients have the same model API, so one implementation serves both;
@@ -49,7 +49,7 @@ const petSelect = { id: true, name: true, categoryId: true, status: true } as co
  * Prisma's query interpretation plus the adapter (which re-prepares every statement) as the largest cost of a read.
  * Writes, keys and everything else stay with Prisma. Same rows, same order, same int64 rule as the Prisma path.
  */
-export type PetReads = Pick<PetStore, 'list' | 'get'>;
+export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats?(): ReadStats };
 
 const COLUMNS = 'SELECT "id", "name", "categoryId", "status" FROM "Pet"';
 const LIST_SQL = {
@@ -99,6 +99,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   const pages = new Map<string, readonly Pet[]>();
   let pagesVersion: number | undefined;
+  const pageCache = { hits: 0, misses: 0 };
   const cachedRead = (options: ListPetsOptions): readonly Pet[] => {
     const version = dataVersion.get();
     if (version !== pagesVersion) {
@@ -108,8 +109,10 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
     const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? ''}`;
     let page = pages.get(key);
     if (page !== undefined) {
+      pageCache.hits++;
       pages.delete(key); // most recently used last
     } else {
+      pageCache.misses++;
       // Shared by every answer of this page until the next commit.
       page = frozenPage(read(options));
       if (pages.size >= maxPages) pages.delete(pages.keys().next().value!);
@@ -120,6 +123,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
 
   return {
     list: maxPages > 0 ? async (options) => cachedRead(options) : async (options) => read(options),
+    stats: () => (maxPages > 0 ? { pageCache: { ...pageCache } } : {}),
     async get(id: number) {
       const row = get.get(BigInt(id));
       return row ? fromTuple(row) : undefined;
@@ -191,9 +195,12 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
   };
 
   const open = new Map<string, Promise<readonly Pet[]>>();
+  const coalescing = { reads: 0, queries: 0 };
   const shared = (key: string, query: Query): Promise<readonly Pet[]> => {
+    coalescing.reads++;
     const joined = open.get(key);
     if (joined !== undefined) return joined;
+    coalescing.queries++;
     const close = () => open.get(key) === batch && open.delete(key);
     const batch: Promise<readonly Pet[]> = acquire().then(async () => {
       try {
@@ -231,6 +238,7 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     async get(id: number) {
       return (await read(`id|${id}`, { name: 'pets_get', text: sql.get, values: [String(id)] }))[0];
     },
+    stats: () => (options.coalesce === false ? {} : { coalescing: { ...coalescing } }),
   };
 }
 

@@ -26,8 +26,7 @@ export interface ListPetsOptions {
 
 /** Data access for pets. Handlers see only this; which database is behind it is not their business. */
 export interface PetStore {
-  /** Up to `limit` pets ordered by id ascending. */
-  /** A page in id order. The pets may be shared with other callers (a cached page): treat them as read-only. */
+  /** Up to `limit` pets ordered by id ascending. They may be shared with other callers (a cached page): read-only. */
   list(options: ListPetsOptions): Promise<readonly Pet[]>;
   create(pet: NewPet): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
@@ -41,6 +40,14 @@ export interface ApiKeyStore {
   revoke(match: { id: number } | { hash: string }, at: Date): Promise<ApiKeyRecord | undefined>;
 }
 
+/** What the hot read path did since the process started. */
+export interface ReadStats {
+  /** SQLite list page cache: pages answered from memory, and pages read. */
+  pageCache?: { hits: number; misses: number };
+  /** PostgreSQL read queue: reads answered, and queries sent for them (fewer when identical reads shared one). */
+  coalescing?: { reads: number; queries: number };
+}
+
 export interface Database {
   readonly provider: 'sqlite' | 'postgresql';
   readonly pets: PetStore;
@@ -49,5 +56,7 @@ export interface Database {
   ping(): Promise<void>;
   /** Connection pool use, where there is a pool (PostgreSQL). */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /** Counters of the hot read path since start (for /metrics). */
+  readStats?(): ReadStats;
   close(): Promise<void>;
 }
