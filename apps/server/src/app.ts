@@ -172,3 +172,4 @@ export function createApp(deps: AppDeps): Express {
   app.use(errorHandler(deps.logger));
   return app;
 }
+

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { createServer } from './http/server.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabaseWithRetry } from './db/database.js';
 import { createLogger } from './logger.js';
@@ -32,7 +33,7 @@ async function main(config: Config): Promise<void> {
     rateLimit: { store: limits.store, banThreshold: config.rateLimit.banThreshold, banSeconds: config.rateLimit.banSeconds },
     isShuttingDown: () => shuttingDown,
   });
-  const server: Server = app.listen(config.port, config.host, () => {
+  const server: Server = createServer(app).listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `listening on http://${config.host}:${port}`);

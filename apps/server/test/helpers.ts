@@ -9,6 +9,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
+import { createServer } from '../src/http/server.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
@@ -86,7 +87,8 @@ export async function startTestServer(target: DatabaseTarget, deps: Partial<Omit
   const db = await openDatabase(target);
   const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, db });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    // The server main.ts runs: requests and responses created with the app's prototypes.
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
