@@ -37,32 +37,19 @@ export class Metrics {
     const readStats = db?.readStats?.bind(db);
     if (readStats) {
       // Totals kept by the read path itself (no work per request here), copied into counters when scraped.
-      new Counter({
-        name: 'pets_page_cache_lookups_total',
-        help: 'SQLite list pages answered from the page cache (hit) or read from the database (miss)',
-        labelNames: ['result'] as const,
-        registers: [this.registry],
-        collect() {
-          const cache = readStats().pageCache;
-          if (!cache) return;
-          this.reset();
-          this.inc({ result: 'hit' }, cache.hits);
-          this.inc({ result: 'miss' }, cache.misses);
-        },
+      this.#totals('pets_page_cache_lookups_total', 'SQLite list pages answered from the page cache (hit) or read from the database (miss)', 'result', () => {
+        const cache = readStats().pageCache;
+        return cache && { hit: cache.hits, miss: cache.misses };
       });
-      new Counter({
-        name: 'pets_reads_total',
-        help: 'PostgreSQL list/get reads answered (query="own": it sent the query; query="shared": it joined an identical waiting read)',
-        labelNames: ['query'] as const,
-        registers: [this.registry],
-        collect() {
+      this.#totals(
+        'pets_reads_total',
+        'PostgreSQL list/get reads answered (query="own": it sent the query; query="shared": it joined an identical waiting read)',
+        'query',
+        () => {
           const coalescing = readStats().coalescing;
-          if (!coalescing) return;
-          this.reset();
-          this.inc({ query: 'own' }, coalescing.queries);
-          this.inc({ query: 'shared' }, coalescing.reads - coalescing.queries);
+          return coalescing && { own: coalescing.queries, shared: coalescing.reads - coalescing.queries };
         },
-      });
+      );
     }
     if (poolStats) {
       new Gauge({
@@ -79,5 +66,21 @@ export class Metrics {
         },
       });
     }
+  }
+
+  /** A counter by one label whose values are totals kept elsewhere, read at each scrape (absent while `read` gives none). */
+  #totals(name: string, help: string, label: string, read: () => Record<string, number> | undefined): void {
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        const totals = read();
+        if (!totals) return;
+        this.reset();
+        for (const [value, total] of Object.entries(totals)) this.inc({ [label]: value }, total);
+      },
+    });
   }
 }
