@@ -53,7 +53,7 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
   return {
     provider: 'sqlite',
     pets: prismaPetStore(prisma, reads),
-    readStats: () => reads?.stats?.() ?? {},
+    readStats: () => reads?.stats() ?? {},
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
@@ -98,7 +98,7 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
   return {
     provider: 'postgresql',
     pets: prismaPetStore(prisma, reads),
-    readStats: () => reads.stats?.() ?? {},
+    readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await pool.query('SELECT 1');

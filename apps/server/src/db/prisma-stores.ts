@@ -49,7 +49,7 @@ const petSelect = { id: true, name: true, categoryId: true, status: true } as co
  * Prisma's query interpretation plus the adapter (which re-prepares every statement) as the largest cost of a read.
  * Writes, keys and everything else stay with Prisma. Same rows, same order, same int64 rule as the Prisma path.
  */
-export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats?(): ReadStats };
+export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats(): ReadStats };
 
 const COLUMNS = 'SELECT "id", "name", "categoryId", "status" FROM "Pet"';
 const LIST_SQL = {
@@ -59,6 +59,19 @@ const LIST_SQL = {
   byStatusAfter: `${COLUMNS} WHERE "status" = ? AND "id" > ? ORDER BY "id" ASC LIMIT ?`,
 } as const;
 const GET_SQL = `${COLUMNS} WHERE "id" = ?`;
+type ListKind = keyof typeof LIST_SQL;
+
+/**
+ * Which list statement answers these options, with its parameters in order. `id` converts the cursor id to what the
+ * driver binds exactly as int64 (a bigint for better-sqlite3, decimal text for pg).
+ */
+function listStatement({ limit, status, afterId }: ListPetsOptions, id: (value: number) => unknown): [ListKind, unknown[]] {
+  if (status === undefined) return afterId === undefined ? ['all', [limit]] : ['after', [id(afterId), limit]];
+  return afterId === undefined ? ['byStatus', [status, limit]] : ['byStatusAfter', [status, id(afterId), limit]];
+}
+
+/** One key per distinct page: what the page cache and the read queue tell pages apart by. */
+const pageKey = ({ limit, status, afterId }: ListPetsOptions) => `${limit}|${status ?? ''}|${afterId ?? ''}`;
 
 /** A row as an array, in COLUMNS order: cheaper to build than an object per row, for the driver and for us. */
 type PetTuple = [id: bigint, name: string, categoryId: bigint, status: string | null];
@@ -83,16 +96,9 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
   const prep = (sql: string) => db.prepare<unknown[], PetTuple>(sql).safeIntegers(true).raw(true);
   const list = { all: prep(LIST_SQL.all), byStatus: prep(LIST_SQL.byStatus), after: prep(LIST_SQL.after), byStatusAfter: prep(LIST_SQL.byStatusAfter) };
   const get = prep(GET_SQL);
-  const read = ({ limit, status, afterId }: ListPetsOptions): Pet[] => {
-    const rows =
-      status === undefined
-        ? afterId === undefined
-          ? list.all.all(limit)
-          : list.after.all(BigInt(afterId), limit)
-        : afterId === undefined
-          ? list.byStatus.all(status, limit)
-          : list.byStatusAfter.all(status, BigInt(afterId), limit);
-    return rows.map(fromTuple);
+  const read = (options: ListPetsOptions): Pet[] => {
+    const [kind, params] = listStatement(options, BigInt);
+    return list[kind].all(...params).map(fromTuple);
   };
 
   const maxPages = options.pageCacheEntries ?? 0;
@@ -106,7 +112,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
       pages.clear();
       pagesVersion = version;
     }
-    const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? ''}`;
+    const key = pageKey(options);
     let page = pages.get(key);
     if (page !== undefined) {
       pageCache.hits++;
@@ -224,16 +230,10 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
   const read = options.coalesce === false ? (_key: string, query: Query) => run(query) : shared;
 
   return {
-    list({ limit, status, afterId }: ListPetsOptions) {
+    list(options: ListPetsOptions) {
       // int8 parameters as decimal strings: exact for every int64.
-      const key = `${limit}|${status ?? ''}|${afterId ?? ''}`;
-      return status === undefined
-        ? afterId === undefined
-          ? read(key, { name: 'pets_list', text: sql.all, values: [limit] })
-          : read(key, { name: 'pets_list_after', text: sql.after, values: [String(afterId), limit] })
-        : afterId === undefined
-          ? read(key, { name: 'pets_list_status', text: sql.byStatus, values: [status, limit] })
-          : read(key, { name: 'pets_list_status_after', text: sql.byStatusAfter, values: [status, String(afterId), limit] });
+      const [kind, values] = listStatement(options, String);
+      return read(pageKey(options), { name: `pets_list_${kind}`, text: sql[kind], values });
     },
     async get(id: number) {
       return (await read(`id|${id}`, { name: 'pets_get', text: sql.get, values: [String(id)] }))[0];
