@@ -38,6 +38,11 @@ async function main(config: Config): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `listening on http://${config.host}:${port}`);
   });
+  // Once stopping, every answer closes its connection: keep-alive clients reconnect elsewhere instead of holding this
+  // process open until the shutdown deadline (server.close() only ends connections that are idle when it is called).
+  server.prependListener('request', (_req, res) => {
+    if (shuttingDown) res.setHeader('Connection', 'close');
+  });
   server.on('error', (err) => {
     logger.fatal({ err: err.message }, 'cannot listen');
     process.exit(1);

@@ -138,9 +138,18 @@ describe('graceful shutdown', () => {
     socket.on('data', (d: Buffer) => (response += d.toString()));
     socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
     await new Promise((r) => setTimeout(r, 500)); // the server has the request's headers: it is in flight
+    // A keep-alive client whose request is arriving when the signal comes: once stopping, its connection must close after
+    // the answer, not stay open (and keep the process alive) until the shutdown deadline.
+    const keepAlive = connect(port, '127.0.0.1');
+    await new Promise((r) => keepAlive.once('connect', r));
+    let keepAliveResponse = '';
+    keepAlive.on('data', (d: Buffer) => (keepAliveResponse += d.toString()));
+    const keepAliveClosed = new Promise((r) => keepAlive.once('close', r));
+    keepAlive.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    await new Promise((r) => setTimeout(r, 200));
     server.child.kill('SIGTERM');
     // No longer accepting: new connections are refused once the signal is handled (polled, bounded, so a slow machine
-    // does not make this flaky), while the request in flight is still open.
+    // does not make this flaky), while the requests in flight are still open.
     let refused = false;
     for (let i = 0; i < 100 && !refused; i++) {
       refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -150,6 +159,10 @@ describe('graceful shutdown', () => {
       if (!refused) await new Promise((r) => setTimeout(r, 50));
     }
     expect(refused).toBe(true);
+    keepAlive.write('\r\n');
+    await keepAliveClosed;
+    expect(keepAliveResponse).toMatch(/^HTTP\/1\.1 200 /);
+    expect(keepAliveResponse).toMatch(/\r\nConnection: close\r\n/i);
     socket.write(body.slice(5));
     await new Promise((r) => socket.once('close', r));
     expect(response).toMatch(/^HTTP\/1\.1 201 /);
