@@ -9,6 +9,7 @@ import { openDatabase } from '../src/db/database.js';
 import { prismaPetStore } from '../src/db/prisma-stores.js';
 import type { Database, PetStore } from '../src/db/types.js';
 import { nextLink } from '../src/http/paging.js';
+import { memoOf } from '../src/shared-page.js';
 import { createApiKey, KEY_LOOKUP_NEEDED, KeyResolver } from '../src/keys.js';
 import { createTestDatabase, eventually, prismaClientFor, PROVIDERS, type TestDatabase } from './helpers.js';
 
@@ -104,6 +105,7 @@ describe('SQLite list page cache', () => {
     const first = await db.pets.list({ limit: 3 });
     expect(await db.pets.list({ limit: 3 })).toBe(first);
     expect(Object.isFrozen(first) && first.every((pet) => Object.isFrozen(pet))).toBe(true);
+    expect(memoOf(first)).toBeDefined(); // a shared page: its JSON is worked out once
 
     // A commit through this process's own writer (Prisma's connection).
     const created = await db.pets.create({ name: 'fresh', categoryId: 2 });
@@ -170,6 +172,7 @@ describe('PostgreSQL read coalescing', () => {
     const same = await Promise.all(Array.from({ length: 20 }, () => db.pets.list({ limit: 5 })));
     expect(new Set(same).size).toBe(1); // one answer object: one query
     expect(Object.isFrozen(same[0]) && same[0]!.every((pet) => Object.isFrozen(pet))).toBe(true);
+    expect(memoOf(same[0])).toBeDefined(); // a shared page: its JSON is worked out once for all 20
     const [all, sold, get] = await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' }), db.pets.get(same[0]![0]!.id)]);
     expect(all).not.toBe(same[0]); // a new batch: the first one was sent
     expect(sold).toEqual(all);

@@ -2,6 +2,7 @@ import { MAX_SAFE_ID, PetStatus, type NewPet, type Pet } from '@animal-store/con
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/sqlite/client.js';
+import { sharedPage } from '../shared-page.js';
 import { PLANS, type ApiKeyRecord, type ApiKeyStore, type ListPetsOptions, type NewApiKey, type PetStore, type Plan, type ReadStats } from './types.js';
 
 /**
@@ -35,8 +36,6 @@ function petOf(id: number, name: string, categoryId: number, status: string | nu
   return pet;
 }
 
-/** A page or a pet shared by several answers: frozen, so no caller can alter another's answer. */
-const frozenPage = (pets: Pet[]): readonly Pet[] => Object.freeze(pets.map((pet) => Object.freeze(pet)));
 
 function toPet(row: PetRow): Pet {
   return petOf(toSafeNumber(row.id, 'Pet.id'), row.name, toSafeNumber(row.categoryId, 'Pet.categoryId'), row.status);
@@ -120,7 +119,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
     } else {
       pageCache.misses++;
       // Shared by every answer of this page until the next commit.
-      page = frozenPage(read(options));
+      page = sharedPage(read(options));
       if (pages.size >= maxPages) pages.delete(pages.keys().next().value!);
     }
     pages.set(key, page);
@@ -181,8 +180,20 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     get: numbered(GET_SQL),
   };
   type Query = { name: string; text: string; values: unknown[] };
-  const run = async (query: Query, on: pg.Pool | pg.PoolClient = pool): Promise<readonly Pet[]> =>
-    frozenPage((await on.query<PgPetTuple>({ ...query, rowMode: 'array' })).rows.map(fromPg));
+  // pg's callback form, wrapped in a promise of our own. Measured at 1,000 req/s: with pg's promise form of
+  // client.query, every read's rows survived minor GCs and were promoted (scavenges of 3-5 ms instead of under 1 ms,
+  // the largest part of the tail latency); with the callback form (which pool.query uses inside) they do not.
+  const run = (query: Query, on: pg.Pool | pg.PoolClient = pool): Promise<readonly Pet[]> =>
+    new Promise((resolve, reject) => {
+      on.query<PgPetTuple>({ ...query, rowMode: 'array' }, (err, result) => {
+        if (err) return reject(err);
+        try {
+          resolve(sharedPage(result.rows.map(fromPg)));
+        } catch (failed) {
+          reject(failed as Error);
+        }
+      });
+    });
 
   const concurrency = options.concurrency ?? 4;
   let inFlight = 0;

@@ -4,19 +4,17 @@ import type { RequestHandler } from 'express';
 import type { PetStore } from '../db/types.js';
 import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
+import { memoOf, sharedPage } from '../shared-page.js';
 
 
 const s = initServer();
 
-/** A cached page (frozen, shared until the next commit) is cut to `limit` once, so its answer can be serialized once. */
-const cutPages = new WeakMap<readonly Pet[], { limit: number; page: Pet[] }>();
-function firstRows(rows: readonly Pet[], limit: number): Pet[] {
-  if (!Object.isFrozen(rows)) return rows.slice(0, limit);
-  const cut = cutPages.get(rows);
-  if (cut?.limit === limit) return cut.page;
-  const page = Object.freeze(rows.slice(0, limit)) as Pet[];
-  cutPages.set(rows, { limit, page });
-  return page;
+/** A shared page (see shared-page.ts) is cut to `limit` once, so its answer can be serialized once too. */
+export function firstRows(rows: readonly Pet[], limit: number): Pet[] {
+  const memo = memoOf(rows);
+  if (memo === undefined) return rows.slice(0, limit);
+  if (memo.cut?.limit !== limit) memo.cut = { limit, page: rows.length <= limit ? rows : sharedPage(rows.slice(0, limit)) };
+  return memo.cut.page as Pet[]; // frozen: the answer only serializes it
 }
 
 /** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */

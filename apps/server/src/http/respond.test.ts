@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoOf, sharedPage } from '../shared-page.js';
 import { leanJson, strongEtag } from './respond.js';
 
 describe('leanJson', () => {
-  // What the routes answer: a cached page (frozen array of frozen records), a frozen array whose records can still
-  // change, and a plain array.
-  const cached = Object.freeze([Object.freeze({ id: 1, name: 'a' })]);
+  // What the routes answer: a shared page (a cached or shared read), a frozen array whose records can still change,
+  // and a plain array.
+  const cached = sharedPage([{ id: 1, name: 'a' }]);
   const record = { id: 2, name: 'b' };
   const shallow = Object.freeze([record]);
   const plain = [{ id: 3, name: 'c' }];
@@ -33,6 +34,8 @@ describe('leanJson', () => {
       expect(body).toBe(JSON.stringify(cached));
       expect(res.headers.get('etag')).toBe(strongEtag(body));
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+      // Worked out once, kept with the page.
+      expect(memoOf(cached)?.entity).toEqual({ body, etag: res.headers.get('etag'), length: Buffer.byteLength(body) });
     }
   });
 

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Express, Response } from 'express';
+import { memoOf, type PageMemo } from '../shared-page.js';
 
 /** A strong entity tag of a body, in the format of the `etag` package Express uses (`"<length hex>-<sha1 base64>"`). */
 export function strongEtag(body: string): string {
@@ -8,30 +9,16 @@ export function strongEtag(body: string): string {
   return `"${Buffer.byteLength(body, 'utf8').toString(16)}-${digest}"`;
 }
 
-interface Entity {
-  body: string;
-  length?: number;
-  etag?: string;
-}
-
-/** A frozen array of frozen flat records (a cached page): nothing in it can change. */
-function immutablePage(value: unknown): value is readonly object[] {
-  return Array.isArray(value) && Object.isFrozen(value) && value.every((item) => typeof item === 'object' && item !== null && Object.isFrozen(item));
-}
+type Entity = NonNullable<PageMemo['entity']>;
 
 /**
- * A cached page (shared by every answer until the next commit) cannot change, so its JSON, length and ETag are computed
- * once and kept with it; anything else is serialized per answer.
+ * A shared page (see shared-page.ts) cannot change, so its JSON, length and ETag are computed once and kept in its
+ * memo; anything else is serialized per answer.
  */
-const entities = new WeakMap<object, Entity>();
 function serialized(value: unknown): Entity {
-  if (!immutablePage(value)) return { body: JSON.stringify(value) ?? 'null' };
-  let entity = entities.get(value);
-  if (entity === undefined) {
-    entity = { body: JSON.stringify(value) };
-    entities.set(value, entity);
-  }
-  return entity;
+  const memo = memoOf(value);
+  if (memo === undefined) return { body: JSON.stringify(value) ?? 'null' };
+  return (memo.entity ??= { body: JSON.stringify(value) });
 }
 
 /**

@@ -1,0 +1,31 @@
+/**
+ * Pages that several answers share (a cached SQLite page, a PostgreSQL read shared by a batch), and what is worked out
+ * once from them: the cut to the requested limit, and the JSON body, its length and its ETag.
+ *
+ * A shared page is frozen, records and array, so no answer can alter another's. What is worked out from it lives in a
+ * memo that the page carries in a hidden (symbol-keyed, non-enumerable) property, rather than in a WeakMap keyed by
+ * the page. With the V8 of Node 20, a WeakMap entry whose key is a young object keeps its key and value alive through
+ * every minor GC until the next full one. A PostgreSQL page is new for every read, so such side tables made every
+ * answer's page, JSON and ETag survive and be promoted; minor GCs went from under 1 ms to 4–6 ms and were the largest
+ * part of the tail latency at 1,000 req/s (BENCHMARKS.md, third session).
+ */
+const MEMO = Symbol('animal-store.shared-page');
+
+export interface PageMemo {
+  /** The first `limit` records, itself a shared page. */
+  cut?: { limit: number; page: readonly object[] };
+  /** The JSON of the page, and what the answer's headers need from it. */
+  entity?: { body: string; length?: number; etag?: string };
+}
+
+/** Freezes `records` and the array, and gives the page its memo. The records must be flat (no nested objects). */
+export function sharedPage<T extends object>(records: T[]): readonly T[] {
+  for (const record of records) Object.freeze(record);
+  Object.defineProperty(records, MEMO, { value: {} satisfies PageMemo });
+  return Object.freeze(records);
+}
+
+/** The memo of a page made by {@link sharedPage}; undefined for anything else (which may change between answers). */
+export function memoOf(value: unknown): PageMemo | undefined {
+  return Array.isArray(value) ? ((value as unknown as Record<symbol, PageMemo | undefined>)[MEMO] ?? undefined) : undefined;
+}
