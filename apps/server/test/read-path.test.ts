@@ -182,6 +182,24 @@ describe('PostgreSQL read coalescing', () => {
     expect(new Set(apart).size).toBe(5);
   });
 
+  it('identical reads of requests handled in the same turn of the event loop share one query, even with connections free', async () => {
+    const db = await open(true);
+    await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' })]); // connections warm and idle
+    // Each read from its own callback of one turn, as requests arriving on different sockets are.
+    const reads = await new Promise<Array<Promise<readonly unknown[]>>>((resolve) => {
+      const out: Array<Promise<readonly unknown[]>> = [];
+      for (let i = 0; i < 5; i++) {
+        setImmediate(() => {
+          out.push(db.pets.list({ limit: 5 }));
+          if (out.length === 5) resolve(out);
+        });
+      }
+    });
+    expect(new Set(await Promise.all(reads)).size).toBe(1);
+    // The next turn's read is a query of its own, sent after those answered.
+    expect(await db.pets.list({ limit: 5 })).not.toBe((await Promise.all(reads))[0]);
+  });
+
   it('keeps at most readConcurrency read queries in flight; the others wait their turn', async () => {
     const url = target.target.provider === 'postgresql' ? target.target.url : '';
     const limited = await openDatabase(target.target, { readConcurrency: 2 });

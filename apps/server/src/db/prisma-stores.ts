@@ -164,10 +164,12 @@ export interface PostgresReadOptions {
  *
  * Reads go through a queue: at most `concurrency` read queries are in flight (4 by default, so reads also leave most
  * of the pool to writes and key lookups), and identical reads (same page, same id) that wait share one query. A batch
- * stays open until it has a slot and a connection, then closes and its query is sent: every read in it arrived before
- * its query was sent, so each answer is at least as fresh as a query of its own would have been (a client that saw its
- * create answered sees the pet in its next list). Under light load a batch is one read and nothing waits; under load,
- * the queue holds one query per distinct read instead of one per request. Four in flight keep one event loop fed: a
+ * stays open until the I/O of the current turn of the event loop has been handled (so identical reads of requests that
+ * arrived together share, even when a connection is free), then until it has a slot and a connection; then it closes
+ * and its query is sent: every read in it arrived before its query was sent, so each answer is at least as fresh as a
+ * query of its own would have been (a client that saw its create answered sees the pet in its next list). Under light
+ * load a batch is one read and nothing waits; under load, the queue holds one query per distinct read instead of one
+ * per request. Four in flight keep one event loop fed: a
  * read is a single index range of at most 101 rows, answered in well under a millisecond even over a network, while the
  * server spends a few hundred microseconds on each answer.
  */
@@ -211,6 +213,8 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     else inFlight--;
   };
 
+  /** Resolves once the I/O of the current turn of the event loop has been handled. */
+  const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
   const open = new Map<string, Promise<readonly Pet[]>>();
   const coalescing = { reads: 0, queries: 0 };
   const shared = (key: string, query: Query): Promise<readonly Pet[]> => {
@@ -219,7 +223,7 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     if (joined !== undefined) return joined;
     coalescing.queries++;
     const close = () => open.get(key) === batch && open.delete(key);
-    const batch: Promise<readonly Pet[]> = acquire().then(async () => {
+    const batch: Promise<readonly Pet[]> = endOfTurn().then(acquire).then(async () => {
       try {
         // Closed once it has a connection (or failed to get one): later reads wait for a query sent after they arrived.
         const client = await pool.connect().finally(close);
