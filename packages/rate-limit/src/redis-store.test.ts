@@ -4,7 +4,6 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLimiter, type RateLimitDecision } from './limiter.js';
 import { DAY_MS, MINUTE_MS, limitsForPlan } from './plans.js';
-import { createMemoryStore } from './memory-store.js';
 import { createRedisStore } from './redis-store.js';
 import { connect, deletePrefix, testPrefix } from './test-utils/redis.js';
 import type { WindowLimit } from './types.js';
@@ -98,62 +97,6 @@ describe('redis store, real time', () => {
       expect(d.windows[0]!.used).toBe(2);
       expect(spy.mock.calls.map(([cmd]) => cmd.name)).toEqual(['evalsha']);
       spy.mockRestore();
-    } finally {
-      client.disconnect();
-    }
-  });
-});
-
-describe('redis store, decisions asked in the same turn', () => {
-  const t = Date.UTC(2024, 0, 1, 10, 0, 30);
-  const w: WindowLimit[] = [
-    { name: 'minute', limit: 10, windowMs: MINUTE_MS },
-    { name: 'day', limit: 1000, windowMs: DAY_MS },
-  ];
-  const ban = { maxRefusals: 3, windowMs: MINUTE_MS, durationMs: 60_000 };
-  const summary = (d: RateLimitDecision) => [d.reason, d.windows.map((x) => x.used), d.banStarted, d.banUntil, d.retryAfterSeconds];
-
-  it('one identity: one call of the script, each decision what it would have been on its own, in order', async () => {
-    const client = await connect();
-    try {
-      const limiter = createLimiter({ store: createRedisStore({ client, prefix, now: () => t }), ban });
-      await limiter.consume('warm-up', w); // script loaded
-      const spy = vi.spyOn(client, 'sendCommand');
-      const together = await Promise.all(Array.from({ length: 16 }, () => limiter.consume('turn-one', w)));
-      expect(spy.mock.calls.map(([cmd]) => cmd.name)).toEqual(['evalsha']);
-      spy.mockRestore();
-      // The same 16 decisions made one at a time by the in-process store.
-      const alone = createLimiter({ store: createMemoryStore({ now: () => t }), ban });
-      const expected: RateLimitDecision[] = [];
-      for (let i = 0; i < 16; i++) expected.push(await alone.consume('turn-one', w));
-      expect(together.map(summary)).toEqual(expected.map(summary));
-      // 10 allowed, 3 refused, the 4th refusal bans, then banned.
-      expect(together.map((d) => d.reason)).toEqual([...Array(10).fill('allowed'), ...Array(3).fill('rate_limited'), ...Array(3).fill('banned')]);
-      expect(together.filter((d) => d.banStarted)).toHaveLength(1);
-    } finally {
-      client.disconnect();
-    }
-  });
-
-  it('several identities: one call each, none sees another\'s counts; a long burst is split into calls of 100', async () => {
-    const client = await connect();
-    try {
-      const limiter = createLimiter({ store: createRedisStore({ client, prefix, now: () => t }), ban: false });
-      const big: WindowLimit[] = [{ name: 'minute', limit: 1000, windowMs: MINUTE_MS }];
-      await limiter.consume('warm-up', big);
-      const spy = vi.spyOn(client, 'sendCommand');
-      const [x, y, burst] = await Promise.all([
-        Promise.all(Array.from({ length: 3 }, () => limiter.consume('turn-x', big))),
-        Promise.all(Array.from({ length: 5 }, () => limiter.consume('turn-y', big))),
-        Promise.all(Array.from({ length: 250 }, () => limiter.consume('turn-burst', big))),
-      ]);
-      expect(spy.mock.calls.map(([cmd]) => cmd.name)).toEqual(Array(5).fill('evalsha')); // x, y, and 100 + 100 + 50
-      spy.mockRestore();
-      expect(x.map((d) => d.windows[0]!.used)).toEqual([1, 2, 3]);
-      expect(y.map((d) => d.windows[0]!.used)).toEqual([1, 2, 3, 4, 5]);
-      expect(burst.map((d) => d.windows[0]!.used)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
-      // The next turn is a call of its own that sees them all.
-      expect((await limiter.consume('turn-burst', big)).windows[0]!.used).toBe(251);
     } finally {
       client.disconnect();
     }

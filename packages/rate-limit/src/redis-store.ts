@@ -3,7 +3,7 @@ import type { Cluster, RedisOptions } from 'ioredis';
 import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
 
 /**
- * The whole decision in one script (one round trip); `k` decisions for the same identity and windows in one call.
+ * The whole decision in one script (one round trip).
  *
  * KEYS[1..n]  one hash per window: { s = window start (ms), c = count }
  * KEYS[n+1]   ban: string holding the ban end (ms)
@@ -14,12 +14,10 @@ import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
  * ARGV[4]     refusal-counting window (ms)
  * ARGV[5]     ban duration (ms)
  * ARGV[6..]   limit_i, windowMs_i for each window
- * ARGV[6+2n]  k, the number of decisions (default 1): made one after the other, each seeing the previous one's
- *             writes, exactly as k calls in a row would
  *
- * Returns, for each decision in turn, { outcome (0 allowed, 1 refused, 2 banned), now, banUntil, banStarted,
- * count_1..count_n }. Every decision compares stored window starts / ban end with `now`, so expiry is only garbage
- * collection (PEXPIRE to the end of the window, computed from the same `now`).
+ * Returns { outcome (0 allowed, 1 refused, 2 banned), now, banUntil, banStarted, count_1..count_n }.
+ * Every decision compares stored window starts / ban end with `now`, so expiry is
+ * only garbage collection (PEXPIRE to the end of the window, computed from the same `now`).
  */
 export const RATE_LIMIT_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end -- effects replication (no-op on Redis >= 5)
@@ -34,82 +32,72 @@ end
 local maxRefusals = tonumber(ARGV[3])
 local banWindow = tonumber(ARGV[4])
 local banDuration = tonumber(ARGV[5])
-local k = tonumber(ARGV[6 + 2 * n] or '1')
-local out = {}
 
-local function decide()
-  local counts = {}
-  local starts = {}
-  local fresh = {}
-  local fits = true
-  for i = 1, n do
-    local limit = tonumber(ARGV[4 + 2 * i])
-    local w = tonumber(ARGV[5 + 2 * i])
-    local start = now - (now % w)
-    local h = redis.call('HMGET', KEYS[i], 's', 'c')
-    local c = 0
-    if h[1] and tonumber(h[1]) == start then
-      c = tonumber(h[2]) or 0
-    else
-      fresh[i] = true
-    end
-    counts[i] = c
-    starts[i] = start
-    if c + 1 > limit then fits = false end
+local counts = {}
+local starts = {}
+local fresh = {}
+local fits = true
+for i = 1, n do
+  local limit = tonumber(ARGV[4 + 2 * i])
+  local w = tonumber(ARGV[5 + 2 * i])
+  local start = now - (now % w)
+  local h = redis.call('HMGET', KEYS[i], 's', 'c')
+  local c = 0
+  if h[1] and tonumber(h[1]) == start then
+    c = tonumber(h[2]) or 0
+  else
+    fresh[i] = true
   end
-
-  local function reply(outcome, banUntil, started)
-    out[#out + 1] = outcome
-    out[#out + 1] = string.format('%.0f', now)
-    out[#out + 1] = string.format('%.0f', banUntil)
-    out[#out + 1] = started
-    for i = 1, n do out[#out + 1] = counts[i] end
-  end
-
-  local banUntil = tonumber(redis.call('GET', KEYS[n + 1]) or '0') or 0
-  if banUntil > now then return reply(2, banUntil, 0) end
-
-  if fits then
-    for i = 1, n do
-      local w = tonumber(ARGV[5 + 2 * i])
-      local ttl = string.format('%.0f', starts[i] + w - now)
-      if fresh[i] then
-        redis.call('HSET', KEYS[i], 's', string.format('%.0f', starts[i]), 'c', 1)
-        redis.call('PEXPIRE', KEYS[i], ttl)
-        counts[i] = 1
-      else
-        counts[i] = redis.call('HINCRBY', KEYS[i], 'c', 1)
-      end
-    end
-    return reply(0, 0, 0)
-  end
-
-  if maxRefusals < 0 then return reply(1, 0, 0) end
-
-  local rKey = KEYS[n + 2]
-  local rStart = now - (now % banWindow)
-  local rh = redis.call('HMGET', rKey, 's', 'c')
-  local refusals = 1
-  if rh[1] and tonumber(rh[1]) == rStart then refusals = (tonumber(rh[2]) or 0) + 1 end
-  if refusals > maxRefusals then
-    banUntil = now + banDuration
-    redis.call('SET', KEYS[n + 1], string.format('%.0f', banUntil), 'PX', banDuration)
-    redis.call('DEL', rKey)
-    return reply(2, banUntil, 1)
-  end
-  redis.call('HSET', rKey, 's', string.format('%.0f', rStart), 'c', refusals)
-  redis.call('PEXPIRE', rKey, string.format('%.0f', rStart + banWindow - now))
-  return reply(1, 0, 0)
+  counts[i] = c
+  starts[i] = start
+  if c + 1 > limit then fits = false end
 end
 
-for d = 1, k do decide() end
-return out
+local function reply(outcome, banUntil, started)
+  local r = { outcome, string.format('%.0f', now), string.format('%.0f', banUntil), started }
+  for i = 1, n do r[4 + i] = counts[i] end
+  return r
+end
+
+local banUntil = tonumber(redis.call('GET', KEYS[n + 1]) or '0') or 0
+if banUntil > now then return reply(2, banUntil, 0) end
+
+if fits then
+  for i = 1, n do
+    local w = tonumber(ARGV[5 + 2 * i])
+    local ttl = string.format('%.0f', starts[i] + w - now)
+    if fresh[i] then
+      redis.call('HSET', KEYS[i], 's', string.format('%.0f', starts[i]), 'c', 1)
+      redis.call('PEXPIRE', KEYS[i], ttl)
+      counts[i] = 1
+    else
+      counts[i] = redis.call('HINCRBY', KEYS[i], 'c', 1)
+    end
+  end
+  return reply(0, 0, 0)
+end
+
+if maxRefusals < 0 then return reply(1, 0, 0) end
+
+local rKey = KEYS[n + 2]
+local rStart = now - (now % banWindow)
+local rh = redis.call('HMGET', rKey, 's', 'c')
+local refusals = 1
+if rh[1] and tonumber(rh[1]) == rStart then refusals = (tonumber(rh[2]) or 0) + 1 end
+if refusals > maxRefusals then
+  banUntil = now + banDuration
+  redis.call('SET', KEYS[n + 1], string.format('%.0f', banUntil), 'PX', banDuration)
+  redis.call('DEL', rKey)
+  return reply(2, banUntil, 1)
+end
+redis.call('HSET', rKey, 's', string.format('%.0f', rStart), 'c', refusals)
+redis.call('PEXPIRE', rKey, string.format('%.0f', rStart + banWindow - now))
+return reply(1, 0, 0)
 `;
 
 const COMMAND = 'animalStoreRateLimit';
 
-/** Per decision: outcome, now, banUntil, banStarted, count_1..count_n (see RATE_LIMIT_LUA). */
-type ScriptReply = Array<number | string>;
+type ScriptReply = [number, string, string, number, ...number[]];
 type ClientWithScript = (Redis | Cluster) & {
   [COMMAND](numKeys: number, ...args: (string | number)[]): Promise<ScriptReply>;
 };
@@ -159,11 +147,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     return keys;
   };
 
-  const store: RedisStore = {
+  return {
     name: 'redis',
     prefix,
     keysFor,
-    consume(request: StoreRequest): Promise<StoreResult> {
+    async consume(request: StoreRequest): Promise<StoreResult> {
       const { windows, ban } = request;
       const n = windows.length;
       const tag = `{${prefix}${request.key}}`;
@@ -178,86 +166,20 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         ban === null ? 1 : ban.durationMs,
       );
       for (let i = 0; i < n; i++) args.push(windows[i]!.limit, windows[i]!.windowMs);
-      // The keys follow from the tag and the window lengths, which are among the other (numeric) arguments.
-      return decide(`${tag.length}:${tag}${args.slice(n + 2).join(',')}`, args, n);
+
+      const reply = await client[COMMAND](n + 2, ...args);
+      const outcome = reply[0] === 0 ? 'allowed' : reply[0] === 1 ? 'refused' : 'banned';
+      const counts = new Array<number>(n);
+      for (let i = 0; i < n; i++) counts[i] = Number(reply[4 + i]);
+      return {
+        outcome,
+        now: Number(reply[1]),
+        counts,
+        banUntil: outcome === 'banned' ? Number(reply[2]) : null,
+        banStarted: reply[3] === 1,
+        source: 'redis',
+      };
     },
-  };
-
-  /**
-   * Decisions asked in the same turn of the event loop with the same arguments (same identity, windows, ban settings
-   * and, in tests, injected time) go to Redis as one call of the script with their count, sent once the turn's I/O has
-   * been handled. The script makes them one after the other, so each decision is exactly what it would have been as a
-   * call of its own; the client answers them in the order they were asked. A busy identity then costs one round trip
-   * per turn instead of one per request.
-   */
-  interface Batch {
-    readonly args: (string | number)[];
-    readonly n: number;
-    readonly waiting: Array<{ resolve(result: StoreResult): void; reject(err: unknown): void }>;
-  }
-  const open = new Map<string, Batch>();
-  let flushing = false;
-  const flush = () => {
-    flushing = false;
-    // Several identities' calls leave in one socket write (a Cluster client has no single stream: one write each).
-    const stream = open.size > 1 ? (client as Partial<Redis>).stream : undefined;
-    const cork = typeof stream?.cork === 'function';
-    if (cork) stream.cork();
-    try {
-      for (const batch of open.values()) send(batch);
-    } finally {
-      if (cork) stream.uncork();
-      open.clear();
-    }
-  };
-  const send = ({ args, n, waiting }: Batch) => {
-    client[COMMAND](n + 2, ...args, waiting.length).then(
-      (reply) => {
-        const size = 4 + n;
-        for (let d = 0; d < waiting.length; d++) waiting[d]!.resolve(resultOf(reply, d * size, n));
-      },
-      (err: unknown) => {
-        for (const w of waiting) w.reject(err);
-      },
-    );
-  };
-  const decide = (id: string, args: (string | number)[], n: number) =>
-    new Promise<StoreResult>((resolve, reject) => {
-      let batch = open.get(id);
-      if (batch === undefined) {
-        batch = { args, n, waiting: [] };
-        open.set(id, batch);
-        if (!flushing) {
-          flushing = true;
-          setImmediate(flush);
-        }
-      }
-      batch.waiting.push({ resolve, reject });
-      if (batch.waiting.length === MAX_BATCH) {
-        open.delete(id);
-        send(batch);
-      }
-    });
-
-  return store;
-}
-
-/** Decisions in one call of the script at most: bounds how long one call runs inside Redis. */
-const MAX_BATCH = 100;
-
-/** Decision `d` of a script reply, starting at `at`. */
-function resultOf(reply: ScriptReply, at: number, n: number): StoreResult {
-  const code = reply[at];
-  const outcome = code === 0 ? 'allowed' : code === 1 ? 'refused' : 'banned';
-  const counts = new Array<number>(n);
-  for (let i = 0; i < n; i++) counts[i] = Number(reply[at + 4 + i]);
-  return {
-    outcome,
-    now: Number(reply[at + 1]),
-    counts,
-    banUntil: outcome === 'banned' ? Number(reply[at + 2]) : null,
-    banStarted: reply[at + 3] === 1,
-    source: 'redis',
   };
 }
 
@@ -281,8 +203,7 @@ export interface RedisClientOptions {
  * Builds an ioredis client suited to rate limiting: commands fail fast instead
  * of queueing while disconnected (`enableOfflineQueue: false`,
  * `maxRetriesPerRequest: 0`, `commandTimeout` 100 ms), and the connection is
- * re-established automatically with a capped back-off. (The store itself sends the
- * decisions of one event-loop turn together; see {@link createRedisStore}.) Wait for its `ready`
+ * re-established automatically with a capped back-off. Wait for its `ready`
  * event (or let the first requests fall back) before relying on it.
  */
 export function createRedisClient(options: RedisClientOptions = {}): Redis {
@@ -292,9 +213,10 @@ export function createRedisClient(options: RedisClientOptions = {}): Redis {
     commandTimeout: options.commandTimeout ?? 100,
     connectTimeout: options.connectTimeout ?? 1_000,
     enableOfflineQueue: false,
-    // No auto-pipelining: the store batches a turn's decisions itself. ioredis builds a Pipeline per turn for it, whose
-    // per-instance accessor kept every command and its callbacks alive through minor GCs (promoted until the next full
-    // GC): at 1,000 req/s, one Pipeline per request and scavenges of 3-5 ms.
+    // No auto-pipelining (off by default in ioredis): it builds a Pipeline per event-loop turn, and each Pipeline carries a
+    // per-instance accessor whose closure kept the turn's commands and callbacks alive through V8's minor GCs until the
+    // next full one. At 1,000 req/s that was a Pipeline per request and scavenges of 3-5 ms (BENCHMARKS.md, change 10);
+    // at saturation it bought nothing measurable over the socket's own coalescing of queued writes.
     maxRetriesPerRequest: 0,
     autoResubscribe: false,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),

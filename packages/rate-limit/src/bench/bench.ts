@@ -174,7 +174,7 @@ async function main(): Promise<void> {
         () => runConcurrent((k) => union.consume(k), REDIS_OPS, IN_FLIGHT),
       ),
     );
-    // One busy identity (a client hammering the API): ours sends each turn's decisions for it as one script call.
+    // One busy identity (a client hammering the API): every decision touches the same keys.
     const hot = () => 'bench-hot';
     rows.push(
       await abRounds(
@@ -194,8 +194,7 @@ async function main(): Promise<void> {
   printTable(rows);
   console.log(
     '\nNotes: rlflx RateLimiterUnion issues one Redis script call per window (2 EVALSHA per decision, sent concurrently)\n' +
-      'and charges every window even when another refuses; ours is one EVALSHA per identity per event-loop turn (both\n' +
-      'windows + ban state, k decisions made in order), and one socket write for all identities of the turn.',
+      'and charges every window even when another refuses; ours is one EVALSHA per decision (both windows + ban state).',
   );
 }
 
