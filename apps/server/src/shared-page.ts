@@ -27,5 +27,5 @@ export function sharedPage<T extends object>(records: T[]): readonly T[] {
 
 /** The memo of a page made by {@link sharedPage}; undefined for anything else (which may change between answers). */
 export function memoOf(value: unknown): PageMemo | undefined {
-  return Array.isArray(value) ? ((value as unknown as Record<symbol, PageMemo | undefined>)[MEMO] ?? undefined) : undefined;
+  return Array.isArray(value) ? (value as unknown as Record<symbol, PageMemo | undefined>)[MEMO] : undefined;
 }

@@ -36,7 +36,6 @@ function petOf(id: number, name: string, categoryId: number, status: string | nu
   return pet;
 }
 
-
 function toPet(row: PetRow): Pet {
   return petOf(toSafeNumber(row.id, 'Pet.id'), row.name, toSafeNumber(row.categoryId, 'Pet.categoryId'), row.status);
 }
@@ -74,7 +73,7 @@ const pageKey = ({ limit, status, afterId }: ListPetsOptions) => `${limit}|${sta
 
 /** A row as an array, in COLUMNS order: cheaper to build than an object per row, for the driver and for us. */
 type PetTuple = [id: bigint, name: string, categoryId: bigint, status: string | null];
-const fromTuple = (row: PetTuple): Pet => toPet({ id: row[0], name: row[1], categoryId: row[2], status: row[3] });
+const fromTuple = (row: PetTuple): Pet => petOf(toSafeNumber(row[0], 'Pet.id'), row[1], toSafeNumber(row[2], 'Pet.categoryId'), row[3]);
 
 export interface SqliteReadOptions {
   /** List pages kept in memory while the database is unchanged (0: none). See {@link sqlitePetReads}. */
@@ -169,9 +168,8 @@ export interface PostgresReadOptions {
  * and its query is sent: every read in it arrived before its query was sent, so each answer is at least as fresh as a
  * query of its own would have been (a client that saw its create answered sees the pet in its next list). Under light
  * load a batch is one read and nothing waits; under load, the queue holds one query per distinct read instead of one
- * per request. Four in flight keep one event loop fed: a
- * read is a single index range of at most 101 rows, answered in well under a millisecond even over a network, while the
- * server spends a few hundred microseconds on each answer.
+ * per request. Four in flight keep one event loop fed: a read is a single index range of at most 101 rows, answered in
+ * well under a millisecond even over a network, while the server spends a few hundred microseconds on each answer.
  */
 export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {}): PetReads {
   const sql = {

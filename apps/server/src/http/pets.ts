@@ -11,10 +11,12 @@ const s = initServer();
 
 /** A shared page (see shared-page.ts) is cut to `limit` once, so its answer can be serialized once too. */
 export function firstRows(rows: readonly Pet[], limit: number): Pet[] {
+  // Read-only either way (a shared page is frozen): the answer only serializes it.
+  if (rows.length <= limit) return rows as Pet[];
   const memo = memoOf(rows);
   if (memo === undefined) return rows.slice(0, limit);
-  if (memo.cut?.limit !== limit) memo.cut = { limit, page: rows.length <= limit ? rows : sharedPage(rows.slice(0, limit)) };
-  return memo.cut.page as Pet[]; // frozen: the answer only serializes it
+  if (memo.cut?.limit !== limit) memo.cut = { limit, page: sharedPage(rows.slice(0, limit)) };
+  return memo.cut.page as Pet[];
 }
 
 /** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */
