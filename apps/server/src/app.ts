@@ -8,8 +8,8 @@ import express, { type Express, type RequestHandler, type Response } from 'expre
 import type { Database } from './db/types.js';
 import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
-import { evaluateIfNoneMatch } from './http/conditional.js';
-import { leanJson } from './http/respond.js';
+import { installIfNoneMatch } from './http/conditional.js';
+import { installLeanJson } from './http/respond.js';
 import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
 import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
@@ -95,10 +95,10 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   // Strong ETags on 2xx GET answers, and If-None-Match answered 304 with no body, every other header kept: JSON answers
-  // through leanJson, anything else through Express's send with the same rule for freshness.
+  // through installLeanJson, anything else through Express's send with the same rule for freshness.
   app.set('etag', 'strong');
-  evaluateIfNoneMatch(app);
-  leanJson(app);
+  installIfNoneMatch(app);
+  installLeanJson(app);
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from './config.js';
 import { openDatabase } from './db/database.js';
 import type { Database } from './db/types.js';
-import { createApiKey, generateRawKey, hashKey, KeyResolver, looksLikeKey } from './keys.js';
+import { createTestDatabase, type TestDatabase } from '../test/helpers.js';
+import { createApiKey, generateRawKey, hashKey, KEY_LOOKUP_NEEDED, KeyResolver, looksLikeKey } from './keys.js';
 
 describe('API keys', () => {
   let dir: string;
@@ -48,5 +49,38 @@ describe('API keys', () => {
     expect(await resolver.resolve(raw)).toBeUndefined();
     expect(await resolver.resolve('ask_' + 'x'.repeat(43))).toBeUndefined();
     expect(await resolver.resolve('nope')).toBeUndefined();
+  });
+});
+
+describe('KeyResolver.peek', () => {
+  let target: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    target = await createTestDatabase('sqlite');
+    db = await openDatabase(target.target);
+  });
+  afterAll(async () => {
+    await db.close();
+    await target.drop();
+  });
+
+  it('answers what resolve answers, from the cache only, and asks for a lookup otherwise', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    expect(resolver.peek('nope')).toBeUndefined();
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect((await resolver.resolve(raw))?.id).toBe(record.id);
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id });
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    now += 4999;
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached, as resolve
+    now += 2;
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(resolver.peek(raw)).toBeUndefined(); // the revoked answer is cached too
+    const unknown = 'ask_' + 'x'.repeat(43);
+    expect(await resolver.resolve(unknown)).toBeUndefined();
+    expect(resolver.peek(unknown)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyRecord, ApiKeyStore, NewApiKey, Plan } from './db/types.js';
+import { customLimitsProblem, type Plan } from '@animal-store/rate-limit';
+import type { ApiKeyRecord, ApiKeyStore, NewApiKey } from './db/types.js';
 
 /** Raw keys look like `ask_` + 43 base64url characters (256 random bits). */
 export const KEY_PREFIX = 'ask_';
@@ -28,9 +29,8 @@ export interface CreateKeyInput {
 
 /** Creates a key; the raw key is returned once and never stored. */
 export async function createApiKey(store: ApiKeyStore, input: CreateKeyInput): Promise<{ raw: string; record: ApiKeyRecord }> {
-  if (input.plan !== 'enterprise' && (input.perMinute !== undefined || input.perDay !== undefined)) {
-    throw new Error('per-minute and per-day limits are set by the plan; custom values are for enterprise keys');
-  }
+  const problem = customLimitsProblem(input.plan, input);
+  if (problem) throw new Error(problem);
   const raw = generateRawKey();
   const key: NewApiKey = {
     prefix: raw.slice(0, DISPLAY_PREFIX_LENGTH),

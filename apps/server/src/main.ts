@@ -21,7 +21,7 @@ async function main(config: Config): Promise<void> {
     throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);
   });
   const metrics = new Metrics(db);
-  const limits = createRateLimitStore(config, logger);
+  const rateLimitStore = createRateLimitStore(config, logger);
   let shuttingDown = false;
   const app = createApp({
     db,
@@ -30,7 +30,7 @@ async function main(config: Config): Promise<void> {
     metricsToken: config.metricsToken,
     keyCacheTtlMs: config.keyCacheTtlMs,
     trustProxy: config.trustProxy,
-    rateLimit: { store: limits.store, banThreshold: config.rateLimit.banThreshold, banSeconds: config.rateLimit.banSeconds },
+    rateLimit: { store: rateLimitStore, banThreshold: config.rateLimit.banThreshold, banSeconds: config.rateLimit.banSeconds },
     isShuttingDown: () => shuttingDown,
   });
   const server: Server = createServer(app).listen(config.port, config.host, () => {
@@ -59,7 +59,7 @@ async function main(config: Config): Promise<void> {
     force.unref();
     server.close(() => {
       clearTimeout(force);
-      Promise.all([db.close(), limits.close()]).then(
+      Promise.all([db.close(), rateLimitStore.close()]).then(
         () => {
           logger.info('stopped');
           process.exit(0);

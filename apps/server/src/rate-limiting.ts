@@ -16,11 +16,6 @@ import type { ApiKeyRecord } from './db/types.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
-export interface RateLimiting {
-  middleware: RequestHandler;
-  close(): Promise<void>;
-}
-
 /** Key prefix of the service's counters and bans in Redis. */
 export const REDIS_PREFIX = 'animal-store:rl:';
 
@@ -32,12 +27,10 @@ export function createRateLimitStore(
   config: Pick<Config, 'redisUrl' | 'rateLimit'>,
   logger: Logger,
   options: { prefix?: string; now?: () => number } = {},
-): { store: RateLimitStore; close(): Promise<void> } {
-  if (!config.redisUrl) {
-    return { store: createMemoryStore(options.now ? { now: options.now } : {}), close: async () => undefined };
-  }
+): RateLimitStore {
+  if (!config.redisUrl) return createMemoryStore(options.now ? { now: options.now } : {});
   const client = createRedisClient({ url: config.redisUrl });
-  const store = createResilientStore({
+  return createResilientStore({
     primary: createRedisStore({ client, prefix: options.prefix ?? REDIS_PREFIX }),
     mode: config.rateLimit.redisFailure,
     onFallback: (err) =>
@@ -47,12 +40,6 @@ export function createRateLimitStore(
       ),
     onRecover: () => logger.info('Redis reachable again: rate limiting shared through Redis'),
   });
-  return {
-    store,
-    close: async () => {
-      client.disconnect();
-    },
-  };
 }
 
 /**

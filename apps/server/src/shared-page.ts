@@ -3,11 +3,8 @@
  * once from them: the cut to the requested limit, and the JSON body, its length and its ETag.
  *
  * A shared page is frozen, records and array, so no answer can alter another's. What is worked out from it lives in a
- * memo that the page carries in a hidden (symbol-keyed, non-enumerable) property, rather than in a WeakMap keyed by
- * the page. With the V8 of Node 20, a WeakMap entry whose key is a young object keeps its key and value alive through
- * every minor GC until the next full one. A PostgreSQL page is new for every read, so such side tables made every
- * answer's page, JSON and ETag survive and be promoted; minor GCs went from under 1 ms to 4–6 ms and were the largest
- * part of the tail latency at 1,000 req/s (BENCHMARKS.md, third session).
+ * memo the page carries in a hidden (symbol-keyed) property, not in a WeakMap keyed by the page: in Node 20's V8 young
+ * WeakMap keys survive every minor GC, which promoted every answer's page (BENCHMARKS.md, third session).
  */
 const MEMO = Symbol('animal-store.shared-page');
 

@@ -14,7 +14,8 @@ import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
 import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
-import type { Database, Plan } from '../src/db/types.js';
+import type { Plan } from '@animal-store/rate-limit';
+import type { Database } from '../src/db/types.js';
 import { createApiKey } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
 

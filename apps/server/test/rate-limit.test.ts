@@ -177,7 +177,7 @@ describe('two replicas on one PostgreSQL and one Redis', () => {
     const config = loadConfig({ REDIS_URL });
     const limits = createRateLimitStore(config, silentLogger, { prefix });
     stores.push(limits);
-    const server = await startTestServer(database.target, { rateLimit: { store: limits.store } });
+    const server = await startTestServer(database.target, { rateLimit: { store: limits } });
     servers.push(server);
     return server;
   }
@@ -255,7 +255,7 @@ describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
     if (redisServer?.exitCode !== null || redisServer.signalCode !== null) redisServer = await startRedisServer(port);
     const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REDIS_FAILURE: mode });
     const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${provider}-${mode}:` });
-    const server = await startTestServer(database.target, { rateLimit: { store: limits.store } });
+    const server = await startTestServer(database.target, { rateLimit: { store: limits } });
     try {
       const key = await server.key('pro');
       // Until its Redis client has connected, the refuse mode answers 503: wait for the first 200.

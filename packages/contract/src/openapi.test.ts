@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from './errors.js';
 import { RATE_LIMIT_HEADERS } from './headers.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { contract } from './router.js';
+import { contract } from './contract.js';
 
 type Json = Record<string, unknown>;
 type Operation = {

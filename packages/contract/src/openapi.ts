@@ -8,7 +8,7 @@ import {
   RATE_LIMIT_HEADER_DOCS,
   RETRY_AFTER_HEADER_DOCS,
 } from './headers.js';
-import { contract, type RouteDocs } from './router.js';
+import { contract, type RouteDocs } from './contract.js';
 
 type Operation = ReturnType<NonNullable<Parameters<typeof generateOpenApi>[2]>['operationMapper'] & {}>;
 

@@ -86,6 +86,16 @@ class MemoryStoreImpl implements MemoryStore {
     }
   }
 
+  resetKey(key: string): Promise<void> {
+    this.entries.delete(key);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.clear();
+    return Promise.resolve();
+  }
+
   consumeSync(request: StoreRequest): StoreResult {
     const now = this.clock();
     const { key, windows, ban } = request;

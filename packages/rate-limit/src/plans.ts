@@ -18,13 +18,35 @@ export const PLAN_LIMITS = Object.freeze({
   business: Object.freeze({ perMinute: 1_000, perDay: 100_000 }),
 } as const satisfies Record<string, PlanQuota>);
 
-/** Plans known to the limiter. */
-export type Plan = keyof typeof PLAN_LIMITS | 'enterprise';
+/** Every plan, in order: the self-service ones of {@link PLAN_LIMITS}, then enterprise (limits set per key). */
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const satisfies ReadonlyArray<
+  keyof typeof PLAN_LIMITS | 'enterprise'
+>;
+export type Plan = (typeof PLANS)[number];
+
+export function isPlan(value: string): value is Plan {
+  return (PLANS as readonly string[]).includes(value);
+}
 
 /** Per-key overrides; only used for the `enterprise` plan. `null`/`undefined` means "not set". */
 export interface CustomLimits {
   readonly perMinute?: number | null;
   readonly perDay?: number | null;
+}
+
+/**
+ * The rule for a new key's own limits, or undefined when `custom` is acceptable for `plan`: enterprise keys need both
+ * values (whole numbers >= 1); the other plans' limits are fixed, so they take none. Keys are checked with this when
+ * they are made; {@link limitsForPlan} stays lenient with what is stored.
+ */
+export function customLimitsProblem(plan: Plan, custom: CustomLimits = {}): string | undefined {
+  const given = [custom.perMinute, custom.perDay].filter((value) => value !== null && value !== undefined);
+  if (plan !== 'enterprise') {
+    return given.length > 0 ? 'per-minute and per-day limits are set by the plan; custom values are for enterprise keys' : undefined;
+  }
+  if (given.length < 2) return 'enterprise keys need their own per-minute and per-day limits';
+  if (!given.every((value) => Number.isSafeInteger(value) && value! >= 1)) return 'custom limits must be whole numbers from 1';
+  return undefined;
 }
 
 /**

@@ -1,99 +1,8 @@
 import { Redis } from 'ioredis';
 import type { Cluster, RedisOptions } from 'ioredis';
+import { RATE_LIMIT_LUA } from './lua-scripts/rate-limit.js';
 import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
 
-/**
- * The whole decision in one script (one round trip).
- *
- * KEYS[1..n]  one hash per window: { s = window start (ms), c = count }
- * KEYS[n+1]   ban: string holding the ban end (ms)
- * KEYS[n+2]   refusal counter: hash { s = refusal-window start, c = refusals }
- * ARGV[1]     n (number of windows)
- * ARGV[2]     injected time in ms (tests only) or "" to use Redis TIME
- * ARGV[3]     max refusals before a ban, or "-1" to disable bans
- * ARGV[4]     refusal-counting window (ms)
- * ARGV[5]     ban duration (ms)
- * ARGV[6..]   limit_i, windowMs_i for each window
- *
- * Returns { outcome (0 allowed, 1 refused, 2 banned), now, banUntil, banStarted, count_1..count_n }.
- * Every decision compares stored window starts / ban end with `now`, so expiry is
- * only garbage collection (PEXPIRE to the end of the window, computed from the same `now`).
- */
-export const RATE_LIMIT_LUA = `
-if redis.replicate_commands then redis.replicate_commands() end -- effects replication (no-op on Redis >= 5)
-local n = tonumber(ARGV[1])
-local now
-if ARGV[2] ~= '' then
-  now = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local maxRefusals = tonumber(ARGV[3])
-local banWindow = tonumber(ARGV[4])
-local banDuration = tonumber(ARGV[5])
-
-local counts = {}
-local starts = {}
-local fresh = {}
-local fits = true
-for i = 1, n do
-  local limit = tonumber(ARGV[4 + 2 * i])
-  local w = tonumber(ARGV[5 + 2 * i])
-  local start = now - (now % w)
-  local h = redis.call('HMGET', KEYS[i], 's', 'c')
-  local c = 0
-  if h[1] and tonumber(h[1]) == start then
-    c = tonumber(h[2]) or 0
-  else
-    fresh[i] = true
-  end
-  counts[i] = c
-  starts[i] = start
-  if c + 1 > limit then fits = false end
-end
-
-local function reply(outcome, banUntil, started)
-  local r = { outcome, string.format('%.0f', now), string.format('%.0f', banUntil), started }
-  for i = 1, n do r[4 + i] = counts[i] end
-  return r
-end
-
-local banUntil = tonumber(redis.call('GET', KEYS[n + 1]) or '0') or 0
-if banUntil > now then return reply(2, banUntil, 0) end
-
-if fits then
-  for i = 1, n do
-    local w = tonumber(ARGV[5 + 2 * i])
-    local ttl = string.format('%.0f', starts[i] + w - now)
-    if fresh[i] then
-      redis.call('HSET', KEYS[i], 's', string.format('%.0f', starts[i]), 'c', 1)
-      redis.call('PEXPIRE', KEYS[i], ttl)
-      counts[i] = 1
-    else
-      counts[i] = redis.call('HINCRBY', KEYS[i], 'c', 1)
-    end
-  end
-  return reply(0, 0, 0)
-end
-
-if maxRefusals < 0 then return reply(1, 0, 0) end
-
-local rKey = KEYS[n + 2]
-local rStart = now - (now % banWindow)
-local rh = redis.call('HMGET', rKey, 's', 'c')
-local refusals = 1
-if rh[1] and tonumber(rh[1]) == rStart then refusals = (tonumber(rh[2]) or 0) + 1 end
-if refusals > maxRefusals then
-  banUntil = now + banDuration
-  redis.call('SET', KEYS[n + 1], string.format('%.0f', banUntil), 'PX', banDuration)
-  redis.call('DEL', rKey)
-  return reply(2, banUntil, 1)
-end
-redis.call('HSET', rKey, 's', string.format('%.0f', rStart), 'c', refusals)
-redis.call('PEXPIRE', rKey, string.format('%.0f', rStart + banWindow - now))
-return reply(1, 0, 0)
-`;
 
 const COMMAND = 'animalStoreRateLimit';
 
@@ -125,6 +34,10 @@ export interface RedisStore extends RateLimitStore {
   readonly prefix: string;
   /** The keys a request for `identity` with these window lengths touches (for tests/ops). */
   keysFor(identity: string, windowLengthsMs: readonly number[]): string[];
+  /** Deletes every key of `identity` (counters of any window, ban, refusals), on every master of a cluster. */
+  resetKey(identity: string): Promise<void>;
+  /** Closes the client given in the options (the store owns it from then on). */
+  close(): Promise<void>;
 }
 
 /**
@@ -151,6 +64,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     name: 'redis',
     prefix,
     keysFor,
+    async resetKey(identity: string) {
+      // All keys of an identity share its hash tag, so they live on one node; SCAN each master for them (an admin
+      // action, rare): the window lengths an identity was charged under are not known here.
+      const pattern = `${globEscape(`{${prefix}${identity}}`)}:*`;
+      const nodes = 'nodes' in client && typeof client.nodes === 'function' ? (client as Cluster).nodes('master') : [client as Redis];
+      await Promise.all(nodes.map((node) => deleteMatching(node, pattern)));
+    },
+    async close() {
+      client.disconnect();
+    },
     async consume(request: StoreRequest): Promise<StoreResult> {
       const { windows, ban } = request;
       const n = windows.length;
@@ -185,7 +108,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
 /** Options of {@link createRedisClient}. */
 export interface RedisClientOptions {
-  /** `redis://` URL (default `process.env.REDIS_URL` or `redis://127.0.0.1:6379`). */
+  /** `redis://` URL (default `redis://127.0.0.1:6379`). */
   readonly url?: string;
   /** Per-command timeout in ms (default 100). */
   readonly commandTimeout?: number;
@@ -213,10 +136,8 @@ export function createRedisClient(options: RedisClientOptions = {}): Redis {
     commandTimeout: options.commandTimeout ?? 100,
     connectTimeout: options.connectTimeout ?? 1_000,
     enableOfflineQueue: false,
-    // No auto-pipelining (off by default in ioredis): it builds a Pipeline per event-loop turn, and each Pipeline carries a
-    // per-instance accessor whose closure kept the turn's commands and callbacks alive through V8's minor GCs until the
-    // next full one. At 1,000 req/s that was a Pipeline per request and scavenges of 3-5 ms (BENCHMARKS.md, change 10);
-    // at saturation it bought nothing measurable over the socket's own coalescing of queued writes.
+    // No auto-pipelining (off by default in ioredis): its Pipeline per event-loop turn kept commands alive through minor
+    // GCs, and bought nothing over the socket's own write coalescing (BENCHMARKS.md, third session, change 10).
     maxRetriesPerRequest: 0,
     autoResubscribe: false,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
@@ -224,4 +145,16 @@ export function createRedisClient(options: RedisClientOptions = {}): Redis {
   });
   client.on('error', options.onError ?? (() => undefined));
   return client;
+}
+
+/** A Redis glob pattern matching `text` literally. */
+const globEscape = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+async function deleteMatching(node: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    if (keys.length > 0) await node.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
 }

@@ -12,6 +12,9 @@ import { createResilientStore } from './resilient-store.js';
 import { freePort, killProcess, startRedisServer, testPrefix, waitReady } from './test-utils/redis.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 
+/** The lifecycle methods of a store that holds nothing. */
+const inert = { resetKey: () => Promise.resolve(), close: () => Promise.resolve() };
+
 const W: WindowLimit[] = [
   { name: 'minute', limit: 5, windowMs: MINUTE_MS },
   { name: 'day', limit: 1000, windowMs: DAY_MS },
@@ -157,7 +160,7 @@ describe('resilient store over a real Redis outage', () => {
 });
 
 describe('resilient store, unit', () => {
-  const hanging: RateLimitStore = { name: 'hanging', consume: () => new Promise(() => undefined) };
+  const hanging: RateLimitStore = { name: 'hanging', consume: () => new Promise(() => undefined), ...inert };
 
   it('bounds a hanging primary by timeoutMs and falls back', async () => {
     const store = createResilientStore({ primary: hanging, mode: 'fallback', timeoutMs: 50, fallback: createMemoryStore() });
@@ -172,7 +175,7 @@ describe('resilient store, unit', () => {
   it('skips a known-down primary until the retry interval elapsed', async () => {
     let t = 0;
     const consume = vi.fn(() => Promise.reject(new Error('down')));
-    const store = createResilientStore({ primary: { name: 'p', consume }, mode: 'fallback', retryIntervalMs: 1000, now: () => t });
+    const store = createResilientStore({ primary: { name: 'p', consume, ...inert }, mode: 'fallback', retryIntervalMs: 1000, now: () => t });
     const limiter = createLimiter({ store });
     await limiter.consume('k', W);
     await limiter.consume('k', W);

@@ -82,6 +82,13 @@ export function createResilientStore(options: ResilientStoreOptions): ResilientS
     get degraded() {
       return down;
     },
+    // Both: an identity's state may sit in the fallback from an outage, and in the primary.
+    async resetKey(key) {
+      await Promise.all([primary.resetKey(key), fallback?.resetKey(key)]);
+    },
+    async close() {
+      await Promise.all([primary.close(), fallback?.close()]);
+    },
     async consume(request) {
       if (down && (probing || clock() < nextProbeAt)) {
         return useFallback(request, lastError);

@@ -288,4 +288,21 @@ describe.each(harnesses)('$name (shared contract)', (h) => {
     expect(d.limiting.name).toBe('minute');
     expect(d.retryAfterSeconds).toBe(60);
   });
+
+  it('resetKey forgets one identity: its counters, refusals and ban, and no other identity', async () => {
+    const store = h.store();
+    const l = createLimiter({ store, ban: { maxRefusals: 1, windowMs: MINUTE_MS, durationMs: 10 * MINUTE_MS } });
+    const w = windows(1, 100);
+    const other = `${key}-other`;
+    expect((await l.consume(key, w)).allowed).toBe(true);
+    expect((await l.consume(other, w)).allowed).toBe(true);
+    let reason = '';
+    for (let i = 0; i < 5 && reason !== 'banned'; i++) reason = (await l.consume(key, w)).reason;
+    expect(reason).toBe('banned');
+    await store.resetKey(key);
+    const after = await l.consume(key, w);
+    expect(after.allowed).toBe(true);
+    expect(after.windows.map((window) => window.used)).toEqual([1, 1]);
+    expect((await l.consume(other, w)).reason).toBe('rate_limited'); // untouched
+  });
 });

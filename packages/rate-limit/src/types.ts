@@ -82,4 +82,8 @@ export interface RateLimitStore {
    * limiter and the middleware use it and skip a promise per request; it must agree with `consume` in every way.
    */
   consumeSync?(request: StoreRequest): StoreResult;
+  /** Forgets one identity: its counters in every window, its refusals and its ban (an operator lifting a ban). */
+  resetKey(key: string): Promise<void>;
+  /** Releases what the store holds (connections); it is not used afterwards. */
+  close(): Promise<void>;
 }

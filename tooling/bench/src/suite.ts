@@ -178,8 +178,8 @@ async function checkSameBytes(servers: { server: RunningServer; key?: string }[]
 }
 
 async function rateLimitBench(): Promise<{ output: string; rows: Array<{ scenario: string; ours: number; theirs: number; ratio: string }> }> {
-  const script = join(REPO_ROOT, 'packages/rate-limit/dist/bench/bench.js');
-  if (!existsSync(script)) throw new Error(`${script} missing: build packages/rate-limit first`);
+  const script = join(REPO_ROOT, 'tooling/bench/dist/rate-limit.js');
+  if (!existsSync(script)) throw new Error(`${script} missing: build tooling/bench first`);
   const { stdout } = await promisify(execFile)(process.execPath, [script], { env: { ...process.env, REDIS_URL }, timeout: 120_000 });
   const rows = stdout
     .split('\n')
@@ -365,7 +365,7 @@ async function main(): Promise<void> {
     let rl: Awaited<ReturnType<typeof rateLimitBench>> | undefined;
     if (ONLY.has('ratelimit')) {
       await stopAll(); // nothing else runs while the limiter is measured
-      console.log('\nlimiter decisions per second vs rate-limiter-flexible (packages/rate-limit bench, 5 alternating rounds) ...');
+      console.log('\nlimiter decisions per second vs rate-limiter-flexible (tooling/bench rate-limit.ts, 5 alternating rounds) ...');
       rl = await rateLimitBench();
       report['rateLimit'] = rl.rows;
     }
@@ -446,7 +446,7 @@ async function main(): Promise<void> {
       out(`samples: ${mem.samples.map((s) => `${s.t}s ${s.rssMiB.toFixed(0)}`).join(', ')}`);
     }
     if (rl) {
-      out('\nLimiter decisions per second (packages/rate-limit bench, ours vs rate-limiter-flexible, medians of 5 alternating rounds):\n');
+      out('\nLimiter decisions per second (tooling/bench rate-limit.ts, ours vs rate-limiter-flexible, medians of 5 alternating rounds):\n');
       out(table(['scenario', 'ours/s', 'rate-limiter-flexible/s', 'ours/theirs'], rl.rows.map((r) => [r.scenario, fmtInt(r.ours), fmtInt(r.theirs), r.ratio])));
     }
     if (targets.ratios.length > 0) {

@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { PLANS, type ApiKeyRecord, type Plan } from '../db/types.js';
+import { PLANS, customLimitsProblem, isPlan, type Plan } from '@animal-store/rate-limit';
+import type { ApiKeyRecord } from '../db/types.js';
 import { createApiKey, hashKey, looksLikeKey } from '../keys.js';
 
 const USAGE = `Usage:
@@ -45,16 +46,12 @@ async function run(argv: string[]): Promise<void> {
   let perMinute: number | undefined;
   let perDay: number | undefined;
   if (command === 'create') {
-    if (!values.plan || !(PLANS as readonly string[]).includes(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
-    plan = values.plan as Plan;
+    if (!values.plan || !isPlan(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+    plan = values.plan;
     perMinute = positiveInt(values['per-minute'], '--per-minute');
     perDay = positiveInt(values['per-day'], '--per-day');
-    if (plan !== 'enterprise' && (perMinute !== undefined || perDay !== undefined)) {
-      throw new UsageError('--per-minute and --per-day are for enterprise keys; other plans have fixed limits');
-    }
-    if (plan === 'enterprise' && (perMinute === undefined || perDay === undefined)) {
-      throw new UsageError('enterprise keys need --per-minute and --per-day');
-    }
+    const problem = customLimitsProblem(plan, { perMinute, perDay });
+    if (problem) throw new UsageError(`${problem} (--per-minute, --per-day)`);
   }
   if (command === 'revoke' && positionals.length !== 1) throw new UsageError('revoke takes one raw key or key id');
 

@@ -8,7 +8,10 @@ import type { DatabaseTarget } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
-import { postgresPetReads, prismaApiKeyStore, prismaPetStore, sqlitePetReads } from './prisma-stores.js';
+import { prismaApiKeyStore } from './key-store.js';
+import { prismaPetStore } from './pet-store.js';
+import { postgresPetReads } from './postgres-reads.js';
+import { sqlitePetReads } from './sqlite-reads.js';
 import type { Database } from './types.js';
 
 /** Closing twice (a shutdown path racing another) closes once; both callers wait for the same close. */

@@ -1,7 +1,5 @@
 import type { NewPet, Pet, PetStatus } from '@animal-store/contract';
-
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
+import type { Plan } from '@animal-store/rate-limit';
 
 export interface ApiKeyRecord {
   id: number;

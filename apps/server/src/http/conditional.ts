@@ -17,7 +17,7 @@ export function noneMatch(ifNoneMatch: string | undefined, etag: string | undefi
  * every conditional request. That directive is for caches; the origin evaluates If-None-Match regardless (RFC 9110
  * §13.2.1), so this app's requests use the rule above. Express still does the rest: 304 status, no body.
  */
-export function evaluateIfNoneMatch(app: Express): void {
+export function installIfNoneMatch(app: Express): void {
   Object.defineProperty(app.request, 'fresh', {
     configurable: true,
     get(this: Request) {

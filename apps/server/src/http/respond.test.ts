@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoOf, sharedPage } from '../shared-page.js';
-import { leanJson, strongEtag } from './respond.js';
+import { installLeanJson, strongEtag } from './respond.js';
 
-describe('leanJson', () => {
+describe('installLeanJson', () => {
   // What the routes answer: a shared page (a cached or shared read), a frozen array whose records can still change,
   // and a plain array.
   const cached = sharedPage([{ id: 1, name: 'a' }]);
@@ -16,7 +16,7 @@ describe('leanJson', () => {
   beforeAll(async () => {
     const app = express();
     app.set('etag', 'strong');
-    leanJson(app);
+    installLeanJson(app);
     app.get('/cached', (_req, res) => void res.json(cached));
     app.get('/shallow', (_req, res) => void res.json(shallow));
     app.get('/plain', (_req, res) => void res.json(plain));

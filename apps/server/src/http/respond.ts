@@ -27,7 +27,7 @@ function serialized(value: unknown): Entity {
  * If-None-Match answered 304 (no body, no content headers; every other header kept). HEAD gets the headers only.
  * The profile of the list under load showed Express's send path at about a tenth of the request's time.
  */
-export function leanJson(app: Express): void {
+export function installLeanJson(app: Express): void {
   app.response.json = function json(this: Response, value: unknown) {
     const entity = serialized(value);
     const body = entity.body;

@@ -3,11 +3,9 @@ import type { Socket } from 'node:net';
 import type { Express } from 'express';
 
 /**
- * The HTTP server for an app. Express gives every request and response its app's prototypes with
- * `Object.setPrototypeOf` (its init middleware); V8 then gives each object a map of its own and keeps it in slow mode,
- * and the young-generation collector copies and promotes them: under steady load the server's scavenges took 3.5–7 ms
- * (`--trace-gc`), against 0.2–0.7 ms for plain node:http. Here requests and responses are created with the app's
- * prototypes from the start, so Express's `setPrototypeOf` finds the prototype already in place and changes nothing.
+ * The HTTP server for an app, whose requests and responses are created with the app's prototypes from the start:
+ * Express's init middleware then finds them in place, instead of calling `Object.setPrototypeOf` on each, which leaves
+ * them in V8's slow mode and cost more than every feature of the service together (BENCHMARKS.md, second session).
  */
 export function createServer(app: Express): http.Server {
   function AppRequest(this: http.IncomingMessage, socket: Socket) {

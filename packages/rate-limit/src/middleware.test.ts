@@ -5,12 +5,15 @@ import express from 'express';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitStoreUnavailableError } from './errors.js';
-import { clientAddress, rateLimit, type RateLimitMiddlewareOptions } from './express.js';
+import { clientAddress, rateLimit, type RateLimitMiddlewareOptions } from './middleware.js';
 import { createLimiter, type RateLimitDecision } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
 import { DAY_MS, MINUTE_MS, limitsForPlan } from './plans.js';
 import { createResilientStore } from './resilient-store.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
+
+/** The lifecycle methods of a store that holds nothing. */
+const inert = { resetKey: () => Promise.resolve(), close: () => Promise.resolve() };
 
 const NOW = Date.UTC(2024, 4, 15, 12, 30, 20, 500);
 const MINUTE_RESET_S = Date.UTC(2024, 4, 15, 12, 31) / 1000;
@@ -158,7 +161,7 @@ describe('rateLimit middleware', () => {
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     await new Promise<void>((resolve) => server!.close(() => resolve()));
 
-    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')) };
+    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')), ...inert };
     const base2 = await start({}, createResilientStore({ primary: broken, mode: 'refuse' }));
     const res2 = await fetch(`${base2}/ok`);
     expect(res2.status).toBe(503);
@@ -168,7 +171,7 @@ describe('rateLimit middleware', () => {
 
   it('reports fallback decisions to hooks.onFallback and still limits', async () => {
     const onFallback = vi.fn();
-    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')) };
+    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')), ...inert };
     const store = createResilientStore({ primary: broken, mode: 'fallback', fallback: createMemoryStore({ now: () => NOW }) });
     const base = await start({ hooks: { onFallback } }, store);
     const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k6' } });

@@ -2,7 +2,7 @@
  * Benchmark: our stores vs rate-limiter-flexible (two windows via RateLimiterUnion),
  * measured in the same run in alternating A/B rounds; prints medians and ours/theirs.
  *
- *   pnpm --filter @animal-store/rate-limit bench     (REDIS_URL, default redis://127.0.0.1:6379)
+ *   node tooling/bench/dist/rate-limit.js     (after pnpm build; REDIS_URL, default redis://127.0.0.1:6379); pnpm bench runs it
  *
  * All requests are within limits (allowed path) so both libraries do the same work:
  * check + charge two windows per decision.
@@ -11,11 +11,14 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
-import { createLimiter } from '../limiter.js';
-import { createMemoryStore } from '../memory-store.js';
-import { DAY_MS, MINUTE_MS } from '../plans.js';
-import { createRedisStore } from '../redis-store.js';
-import type { WindowLimit } from '../types.js';
+import {
+  createLimiter,
+  createMemoryStore,
+  createRedisStore,
+  DAY_MS,
+  MINUTE_MS,
+  type WindowLimit,
+} from '@animal-store/rate-limit';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const ROUNDS = 5;

@@ -1,0 +1,31 @@
+/**
+ * List pages kept in memory while the database is unchanged: at most `maxEntries`, least recently used evicted, all
+ * dropped when the version read before each answer moves (see sqlite-reads.ts for what the version is).
+ */
+export class PageCache<Page> {
+  readonly #pages = new Map<string, Page>();
+  #version: number | undefined;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly maxEntries: number) {}
+
+  /** The page under `key` at database `version`, from memory when it was read at that version, else from `read`. */
+  get(key: string, version: number, read: () => Page): Page {
+    if (version !== this.#version) {
+      this.#pages.clear();
+      this.#version = version;
+    }
+    let page = this.#pages.get(key);
+    if (page !== undefined) {
+      this.hits++;
+      this.#pages.delete(key); // most recently used last
+    } else {
+      this.misses++;
+      page = read();
+      if (this.#pages.size >= this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
+    }
+    this.#pages.set(key, page);
+    return page;
+  }
+}

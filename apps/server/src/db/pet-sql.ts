@@ -1,0 +1,40 @@
+import type { ListPetsOptions, PetStore, ReadStats } from './types.js';
+
+/**
+ * The two reads on every client's hot path (list and get) as SQL, for the prepared-statement readers of both drivers.
+ * Prisma's per-query work was the largest cost of a read (see BENCHMARKS.md); writes and keys stay with Prisma. Same
+ * rows, same order, same int64 rule as the Prisma path (a test holds them to the same answers).
+ */
+export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats(): ReadStats };
+
+/** Columns in the order the row tuples of pet-rows.ts expect. */
+const PET_COLUMNS = 'SELECT "id", "name", "categoryId", "status" FROM "Pet"';
+export const LIST_SQL = {
+  all: `${PET_COLUMNS} ORDER BY "id" ASC LIMIT ?`,
+  byStatus: `${PET_COLUMNS} WHERE "status" = ? ORDER BY "id" ASC LIMIT ?`,
+  after: `${PET_COLUMNS} WHERE "id" > ? ORDER BY "id" ASC LIMIT ?`,
+  byStatusAfter: `${PET_COLUMNS} WHERE "status" = ? AND "id" > ? ORDER BY "id" ASC LIMIT ?`,
+} as const;
+export const GET_SQL = `${PET_COLUMNS} WHERE "id" = ?`;
+export type ListKind = keyof typeof LIST_SQL;
+
+/**
+ * Which list statement answers these options, with its parameters in order. `id` converts the cursor id to what the
+ * driver binds exactly as int64 (a bigint for better-sqlite3, decimal text for pg).
+ */
+export function listStatement(
+  { limit, status, afterId }: ListPetsOptions,
+  id: (value: number) => unknown,
+): [ListKind, unknown[]] {
+  if (status === undefined) return afterId === undefined ? ['all', [limit]] : ['after', [id(afterId), limit]];
+  return afterId === undefined ? ['byStatus', [status, limit]] : ['byStatusAfter', [status, id(afterId), limit]];
+}
+
+/** One key per distinct page: what the page cache and the read queue tell pages apart by. */
+export const pageKey = ({ limit, status, afterId }: ListPetsOptions) => `${limit}|${status ?? ''}|${afterId ?? ''}`;
+
+/** `?` placeholders as PostgreSQL's `$1`, `$2`, ... */
+export const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};

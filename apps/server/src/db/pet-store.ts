@@ -1,0 +1,38 @@
+import type { NewPet } from '@animal-store/contract';
+import type { PrismaClient } from '../generated/sqlite/client.js';
+import { fromPrisma, petSelect } from './pet-rows.js';
+import type { PetReads } from './pet-sql.js';
+import type { ListPetsOptions, PetStore } from './types.js';
+
+/**
+ * Pets through Prisma. Both providers' generated clients have the same model API, so one implementation serves both
+ * (typed against the SQLite client). `reads`, when given, answers list and get instead (see {@link PetReads}).
+ */
+export function prismaPetStore(prisma: Pick<PrismaClient, 'pet'>, reads?: PetReads): PetStore {
+  const store: PetStore = {
+    async list({ limit, status, afterId }: ListPetsOptions) {
+      const rows = await prisma.pet.findMany({
+        select: petSelect,
+        where: {
+          ...(status !== undefined ? { status } : {}),
+          ...(afterId !== undefined ? { id: { gt: BigInt(afterId) } } : {}),
+        },
+        orderBy: { id: 'asc' },
+        take: limit,
+      });
+      return rows.map(fromPrisma);
+    },
+    async create(pet: NewPet) {
+      const row = await prisma.pet.create({
+        select: petSelect,
+        data: { name: pet.name, categoryId: BigInt(pet.categoryId), status: pet.status ?? null },
+      });
+      return fromPrisma(row);
+    },
+    async get(id: number) {
+      const row = await prisma.pet.findUnique({ select: petSelect, where: { id: BigInt(id) } });
+      return row ? fromPrisma(row) : undefined;
+    },
+  };
+  return reads ? { ...store, list: reads.list, get: reads.get } : store;
+}

@@ -1,0 +1,106 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, eventually, type TestDatabase } from '../../test/helpers.js';
+import { memoOf } from '../shared-page.js';
+import { openDatabase } from './database.js';
+import type { Database } from './types.js';
+
+describe('PostgreSQL read coalescing', () => {
+  let target: TestDatabase;
+  const opened: Database[] = [];
+  const open = async (coalesceReads: boolean) => {
+    const db = await openDatabase(target.target, { poolSize: 2, coalesceReads });
+    opened.push(db);
+    return db;
+  };
+  beforeAll(async () => {
+    target = await createTestDatabase('postgresql');
+  });
+  afterAll(async () => {
+    for (const db of opened) await db.close();
+    await target.drop();
+  });
+
+  it('identical reads waiting for a connection share one query; different reads do not', async () => {
+    const db = await open(true);
+    await db.pets.create({ name: 'shared', categoryId: 1, status: 'sold' });
+    const same = await Promise.all(Array.from({ length: 20 }, () => db.pets.list({ limit: 5 })));
+    expect(new Set(same).size).toBe(1); // one answer object: one query
+    expect(Object.isFrozen(same[0]) && same[0]!.every((pet) => Object.isFrozen(pet))).toBe(true);
+    expect(memoOf(same[0])).toBeDefined(); // a shared page: its JSON is worked out once for all 20
+    const [all, sold, get] = await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' }), db.pets.get(same[0]![0]!.id)]);
+    expect(all).not.toBe(same[0]); // a new batch: the first one was sent
+    expect(sold).toEqual(all);
+    expect(get).toEqual(all[0]);
+    const off = await open(false);
+    const apart = await Promise.all(Array.from({ length: 5 }, () => off.pets.list({ limit: 5 })));
+    expect(new Set(apart).size).toBe(5);
+  });
+
+  it('identical reads of requests handled in the same turn of the event loop share one query, even with connections free', async () => {
+    const db = await open(true);
+    await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' })]); // connections warm and idle
+    // Each read from its own callback of one turn, as requests arriving on different sockets are.
+    const reads = await new Promise<Array<Promise<readonly unknown[]>>>((resolve) => {
+      const out: Array<Promise<readonly unknown[]>> = [];
+      for (let i = 0; i < 5; i++) {
+        setImmediate(() => {
+          out.push(db.pets.list({ limit: 5 }));
+          if (out.length === 5) resolve(out);
+        });
+      }
+    });
+    expect(new Set(await Promise.all(reads)).size).toBe(1);
+    // The next turn's read is a query of its own, sent after those answered.
+    expect(await db.pets.list({ limit: 5 })).not.toBe((await Promise.all(reads))[0]);
+  });
+
+  it('keeps at most readConcurrency read queries in flight; the others wait their turn', async () => {
+    const url = target.target.provider === 'postgresql' ? target.target.url : '';
+    const limited = await openDatabase(target.target, { readConcurrency: 2 });
+    const unlimited = await openDatabase(target.target, { coalesceReads: false });
+    opened.push(limited, unlimited);
+    const locker = new pg.Client({ connectionString: url });
+    const observer = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await observer.connect();
+    try {
+      const blocked = async () =>
+        Number(
+          (await observer.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))
+            .rows[0]!.n,
+        );
+      for (const [db, expected] of [
+        [limited, 2],
+        [unlimited, 5],
+      ] as const) {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE "Pet" IN ACCESS EXCLUSIVE MODE');
+        const reads = [1, 2, 3, 4, 5].map((limit) => db.pets.list({ limit })); // five different pages
+        await eventually(async () => (await blocked()) === expected);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await blocked()).toBe(expected); // no more were sent
+        await locker.query('COMMIT');
+        const pages = await Promise.all(reads);
+        expect(pages.map((page) => page.length)).toEqual([1, 2, 3, 4, 5].map((n) => Math.min(n, pages[4]!.length)));
+      }
+    } finally {
+      await locker.end();
+      await observer.end();
+    }
+  });
+
+  it('a read that starts after a commit sees it, while identical reads are in flight all along', async () => {
+    const db = await open(true);
+    const busy: Promise<unknown>[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Keep batches of the same page in flight around the write and the read that follows it.
+      for (let j = 0; j < 4; j++) busy.push(db.pets.list({ limit: 100, status: 'pending' }));
+      const created = await db.pets.create({ name: `fresh-${i}`, categoryId: 1, status: 'pending' });
+      for (let j = 0; j < 4; j++) busy.push(db.pets.list({ limit: 100, status: 'pending' }));
+      const page = await db.pets.list({ limit: 100, status: 'pending' });
+      expect(page.map((pet) => pet.id)).toContain(created.id);
+    }
+    await Promise.all(busy);
+  });
+});
