@@ -18,7 +18,8 @@ const line = (pet) => [pet.id, pet.name, pet.categoryId, pet.status ?? ''].join(
 /** A decimal integer that a JSON number carries exactly. */
 function positiveInteger(text, name) {
   const value = /^[1-9][0-9]*$/.test(text ?? '') ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(value)) throw new UsageError(`${name} must be a positive integer up to ${Number.MAX_SAFE_INTEGER}`);
+  if (!Number.isSafeInteger(value))
+    throw new UsageError(`${name} must be a positive integer up to ${Number.MAX_SAFE_INTEGER}`);
   return value;
 }
 
@@ -47,7 +48,8 @@ async function main(argv, env, out) {
   });
 
   if (command === 'list' && rest.length === 0) {
-    const pageSize = values['page-size'] === undefined ? undefined : positiveInteger(values['page-size'], '--page-size');
+    const pageSize =
+      values['page-size'] === undefined ? undefined : positiveInteger(values['page-size'], '--page-size');
     for await (const pet of client.paginatePets({ status: status(values.status), pageSize })) out.log(line(pet));
     return 0;
   }

@@ -19,7 +19,8 @@ function handle(req, res, body) {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(payload));
   };
-  if (req.headers.authorization !== `Bearer ${KEY}`) return send(401, { code: 'unauthorized', message: 'Missing or invalid API key', status: 401 });
+  if (req.headers.authorization !== `Bearer ${KEY}`)
+    return send(401, { code: 'unauthorized', message: 'Missing or invalid API key', status: 401 });
   if (url.pathname !== '/v1/pets') return send(404, { code: 'not_found', message: 'No route', status: 404 });
   if (req.method === 'POST') {
     const pet = { id: pets.length + 1, ...JSON.parse(body) };
@@ -48,21 +49,33 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 function cli(args, env = {}) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: KEY, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? error.code : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: KEY, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }),
     );
   });
 }
 
 it('creates pets and lists them across pages, with a status filter', async () => {
   expect(await cli(['create', 'Rex', '3000000000'])).toEqual({ code: 0, stdout: '1\tRex\t3000000000\t\n', stderr: '' });
-  expect((await cli(['create', 'Tom', '9007199254740991', '--status', 'sold'])).stdout).toBe('2\tTom\t9007199254740991\tsold\n');
+  expect((await cli(['create', 'Tom', '9007199254740991', '--status', 'sold'])).stdout).toBe(
+    '2\tTom\t9007199254740991\tsold\n',
+  );
   expect((await cli(['create', 'Kit', '5', '--status', 'sold'])).code).toBe(0);
   expect(pets).toHaveLength(3);
 
   const all = await cli(['list', '--page-size', '2']);
-  expect(all).toEqual({ code: 0, stdout: '1\tRex\t3000000000\t\n2\tTom\t9007199254740991\tsold\n3\tKit\t5\tsold\n', stderr: '' });
-  expect(requests.filter((r) => r.method === 'GET').map((r) => r.url)).toEqual(['/v1/pets?limit=2', '/v1/pets?limit=2&cursor=2']);
+  expect(all).toEqual({
+    code: 0,
+    stdout: '1\tRex\t3000000000\t\n2\tTom\t9007199254740991\tsold\n3\tKit\t5\tsold\n',
+    stderr: '',
+  });
+  expect(requests.filter((r) => r.method === 'GET').map((r) => r.url)).toEqual([
+    '/v1/pets?limit=2',
+    '/v1/pets?limit=2&cursor=2',
+  ]);
 
   const sold = await cli(['list', '--status', 'sold']);
   expect(sold.stdout).toBe('2\tTom\t9007199254740991\tsold\n3\tKit\t5\tsold\n');
@@ -72,7 +85,14 @@ it('creates pets and lists them across pages, with a status filter', async () =>
 
 it('refuses bad usage with exit code 2 before sending anything', async () => {
   const before = requests.length;
-  for (const args of [[], ['create', 'Rex'], ['create', 'Rex', '1.5'], ['create', 'Rex', '9007199254740992'], ['list', '--status', 'lost'], ['list', '--bogus']]) {
+  for (const args of [
+    [],
+    ['create', 'Rex'],
+    ['create', 'Rex', '1.5'],
+    ['create', 'Rex', '9007199254740992'],
+    ['list', '--status', 'lost'],
+    ['list', '--bogus'],
+  ]) {
     const result = await cli(args);
     expect(result.code, args.join(' ')).toBe(2);
     expect(result.stderr).toContain('usage:');

@@ -39,7 +39,9 @@ for (const provider of providers) {
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
   if (current !== wanted) {
     if (check) {
-      console.error(`prisma/${provider}/schema.prisma does not match prisma/models.prisma: run pnpm --filter @animal-store/server generate`);
+      console.error(
+        `prisma/${provider}/schema.prisma does not match prisma/models.prisma: run pnpm --filter @animal-store/server generate`,
+      );
       drift = true;
       continue;
     }
@@ -51,11 +53,19 @@ if (check) process.exit(drift ? 1 : 0);
 
 const require = createRequire(import.meta.url);
 const cli = join(dirname(require.resolve('prisma/package.json')), 'build/index.js');
-const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: '1', PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath };
+const env = {
+  ...process.env,
+  PRISMA_HIDE_UPDATE_MESSAGE: '1',
+  PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath,
+};
 for (const provider of providers) {
   const stamp = join(root, 'src/generated', provider, '.schema-stamp');
   const schema = readFileSync(join(root, 'prisma', provider, 'schema.prisma'), 'utf8');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === schema) continue; // already generated from this schema
-  execFileSync(process.execPath, [cli, 'generate', '--no-hints', `--schema=prisma/${provider}/schema.prisma`], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(process.execPath, [cli, 'generate', '--no-hints', `--schema=prisma/${provider}/schema.prisma`], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   writeFileSync(stamp, schema);
 }

@@ -44,7 +44,10 @@ export interface AppDeps {
 }
 
 /** The OpenAPI document the contract package generated at its build (served as is, not generated again here). */
-const OPENAPI_JSON = readFileSync(createRequire(import.meta.url).resolve('@animal-store/contract/openapi.json'), 'utf8');
+const OPENAPI_JSON = readFileSync(
+  createRequire(import.meta.url).resolve('@animal-store/contract/openapi.json'),
+  'utf8',
+);
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -61,7 +64,10 @@ function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
     metrics.requests.inc({ route, method: req.method, status: this.statusCode });
     metrics.latency.observe({ route, method: req.method }, seconds);
     if (logger.isLevelEnabled('info')) {
-      logger.info({ reqId: req.id, method: req.method, route, status: this.statusCode, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
+      logger.info(
+        { reqId: req.id, method: req.method, route, status: this.statusCode, ms: Math.round(seconds * 1e6) / 1e3 },
+        'request',
+      );
     }
   }
   return (req, res, next) => {
@@ -172,4 +178,3 @@ export function createApp(deps: AppDeps): Express {
   app.use(errorHandler(deps.logger));
   return app;
 }
-

@@ -6,7 +6,11 @@ describe('loadConfig', () => {
   it('has defaults for the embedded setup', () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);
-    expect(config.database).toEqual({ provider: 'sqlite', url: `file:${join(SERVER_ROOT, 'data/animal-store.db')}`, file: join(SERVER_ROOT, 'data/animal-store.db') });
+    expect(config.database).toEqual({
+      provider: 'sqlite',
+      url: `file:${join(SERVER_ROOT, 'data/animal-store.db')}`,
+      file: join(SERVER_ROOT, 'data/animal-store.db'),
+    });
     expect(config.logLevel).toBe('info');
     expect(config.redisUrl).toBeUndefined();
     expect(config.rateLimit).toEqual({ banThreshold: 10, banSeconds: 900, redisFailure: 'fallback' });

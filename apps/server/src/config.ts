@@ -21,8 +21,7 @@ const bool = (name: string) =>
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export type DatabaseTarget =
-  | { provider: 'sqlite'; url: string; file: string }
-  | { provider: 'postgresql'; url: string };
+  { provider: 'sqlite'; url: string; file: string } | { provider: 'postgresql'; url: string };
 
 /** `file:...` selects SQLite (relative paths against apps/server); `postgres(ql)://...` selects PostgreSQL. */
 export function parseDatabaseUrl(url: string): DatabaseTarget {
@@ -57,7 +56,9 @@ const EnvSchema = z.object({
         return z.NEVER;
       }
     }),
-  LOG_LEVEL: z.enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) }).default('info'),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) })
+    .default('info'),
   KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
   PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
   READ_COALESCING: bool('READ_COALESCING').default('true'),
@@ -69,7 +70,9 @@ const EnvSchema = z.object({
   RATE_LIMIT_BAN_THRESHOLD: int('RATE_LIMIT_BAN_THRESHOLD', 1, 1_000_000).default('10'),
   RATE_LIMIT_BAN_SECONDS: int('RATE_LIMIT_BAN_SECONDS', 1, 31 * 86_400).default('900'),
   RATE_LIMIT_REDIS_FAILURE: z
-    .enum(['fallback', 'refuse'], { errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }) })
+    .enum(['fallback', 'refuse'], {
+      errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }),
+    })
     .default('fallback'),
   TRUST_PROXY: bool('TRUST_PROXY').default('false'),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
@@ -115,7 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     coalesceReads: e.READ_COALESCING,
     readConcurrency: e.READ_CONCURRENCY,
     redisUrl: e.REDIS_URL,
-    rateLimit: { banThreshold: e.RATE_LIMIT_BAN_THRESHOLD, banSeconds: e.RATE_LIMIT_BAN_SECONDS, redisFailure: e.RATE_LIMIT_REDIS_FAILURE },
+    rateLimit: {
+      banThreshold: e.RATE_LIMIT_BAN_THRESHOLD,
+      banSeconds: e.RATE_LIMIT_BAN_SECONDS,
+      redisFailure: e.RATE_LIMIT_REDIS_FAILURE,
+    },
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -28,7 +28,10 @@ export interface CreateKeyInput {
 }
 
 /** Creates a key; the raw key is returned once and never stored. */
-export async function createApiKey(store: ApiKeyStore, input: CreateKeyInput): Promise<{ raw: string; record: ApiKeyRecord }> {
+export async function createApiKey(
+  store: ApiKeyStore,
+  input: CreateKeyInput,
+): Promise<{ raw: string; record: ApiKeyRecord }> {
   const problem = customLimitsProblem(input.plan, input);
   if (problem) throw new Error(problem);
   const raw = generateRawKey();

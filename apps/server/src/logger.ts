@@ -8,7 +8,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       base: { service: 'animal-store' },
-      redact: { paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'rawKey'], censor: '[redacted]' },
+      redact: {
+        paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'rawKey'],
+        censor: '[redacted]',
+      },
     },
     destination,
   );

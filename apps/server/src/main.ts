@@ -16,7 +16,8 @@ async function main(config: Config): Promise<void> {
     readConcurrency: config.readConcurrency,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
-    onRetry: (err, attempt) => logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),
+    onRetry: (err, attempt) =>
+      logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying'),
   }).catch((err: unknown) => {
     throw new Error(`cannot open the database named by DATABASE_URL: ${(err as Error).message}`);
   });
@@ -30,13 +31,20 @@ async function main(config: Config): Promise<void> {
     metricsToken: config.metricsToken,
     keyCacheTtlMs: config.keyCacheTtlMs,
     trustProxy: config.trustProxy,
-    rateLimit: { store: rateLimitStore, banThreshold: config.rateLimit.banThreshold, banSeconds: config.rateLimit.banSeconds },
+    rateLimit: {
+      store: rateLimitStore,
+      banThreshold: config.rateLimit.banThreshold,
+      banSeconds: config.rateLimit.banSeconds,
+    },
     isShuttingDown: () => shuttingDown,
   });
   const server: Server = createServer(app).listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' }, `listening on http://${config.host}:${port}`);
+    logger.info(
+      { port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' },
+      `listening on http://${config.host}:${port}`,
+    );
   });
   // Once stopping, every answer closes its connection: keep-alive clients reconnect elsewhere instead of holding this
   // process open until the shutdown deadline (server.close() only ends connections that are idle when it is called).
@@ -53,7 +61,10 @@ async function main(config: Config): Promise<void> {
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
     const force = setTimeout(() => {
-      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still in flight at the shutdown deadline; closing them');
+      logger.warn(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'requests still in flight at the shutdown deadline; closing them',
+      );
       server.closeAllConnections();
     }, config.shutdownTimeoutMs);
     force.unref();

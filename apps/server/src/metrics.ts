@@ -23,7 +23,11 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
-  readonly rateLimitBans = new Counter({ name: 'rate_limit_bans_total', help: 'Temporary bans started', registers: [this.registry] });
+  readonly rateLimitBans = new Counter({
+    name: 'rate_limit_bans_total',
+    help: 'Temporary bans started',
+    registers: [this.registry],
+  });
   readonly redisFallbacks = new Counter({
     name: 'rate_limit_redis_fallbacks_total',
     help: 'Times the rate limiter fell back from Redis to its in-memory store (or refused) because Redis failed',
@@ -37,10 +41,15 @@ export class Metrics {
     const readStats = db?.readStats?.bind(db);
     if (readStats) {
       // Totals kept by the read path itself (no work per request here), copied into counters when scraped.
-      this.#totals('pets_page_cache_lookups_total', 'SQLite list pages answered from the page cache (hit) or read from the database (miss)', 'result', () => {
-        const cache = readStats().pageCache;
-        return cache && { hit: cache.hits, miss: cache.misses };
-      });
+      this.#totals(
+        'pets_page_cache_lookups_total',
+        'SQLite list pages answered from the page cache (hit) or read from the database (miss)',
+        'result',
+        () => {
+          const cache = readStats().pageCache;
+          return cache && { hit: cache.hits, miss: cache.misses };
+        },
+      );
       this.#totals(
         'pets_reads_total',
         'PostgreSQL list/get reads answered (query="own": it sent the query; query="shared": it joined an identical waiting read)',

@@ -36,7 +36,9 @@ export function createRateLimitStore(
     onFallback: (err) =>
       logger.warn(
         { err: (err as Error).message, mode: config.rateLimit.redisFailure },
-        config.rateLimit.redisFailure === 'fallback' ? 'Redis unreachable: rate limiting in memory per replica' : 'Redis unreachable: refusing requests with 503',
+        config.rateLimit.redisFailure === 'fallback'
+          ? 'Redis unreachable: rate limiting in memory per replica'
+          : 'Redis unreachable: refusing requests with 503',
       ),
     onRecover: () => logger.info('Redis reachable again: rate limiting shared through Redis'),
   });
@@ -63,7 +65,10 @@ export function createRateLimiting(options: {
   const keyIdentity = (key: ApiKeyRecord): RateLimitIdentity => {
     let identity = keyIdentities.get(key);
     if (identity === undefined) {
-      identity = { key: `key:${key.id}`, windows: limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay }) };
+      identity = {
+        key: `key:${key.id}`,
+        windows: limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay }),
+      };
       keyIdentities.set(key, identity);
     }
     return identity;
@@ -71,10 +76,16 @@ export function createRateLimiting(options: {
   const freeWindows = limitsForPlan('free');
   return rateLimit<Request>({
     limiter,
-    identify: (req) => (req.apiKey ? keyIdentity(req.apiKey) : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: freeWindows }),
+    identify: (req) =>
+      req.apiKey
+        ? keyIdentity(req.apiKey)
+        : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: freeWindows },
     hooks: metrics && {
       onDecision: (decision) => {
-        if (!decision.allowed) metrics.rateLimitRefusals.inc({ reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded' });
+        if (!decision.allowed)
+          metrics.rateLimitRefusals.inc({
+            reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded',
+          });
       },
       onBan: () => metrics.rateLimitBans.inc(),
       onFallback: () => metrics.redisFallbacks.inc(),

@@ -3,7 +3,10 @@ import { memoOf, sharedPage } from './shared-page.js';
 
 describe('sharedPage', () => {
   it('freezes the records and the array, and gives the page a memo of its own', () => {
-    const page = sharedPage([{ id: 1, name: 'a' }, { id: 2, name: 'b' }]);
+    const page = sharedPage([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
     expect(Object.isFrozen(page) && page.every((record) => Object.isFrozen(record))).toBe(true);
     const memo = memoOf(page);
     expect(memo).toEqual({});

@@ -68,8 +68,24 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
     it('decides 401 before any input validation', async () => {
       await expectError(await fetch(url('/v1/pets?limit=abc&status=lost')), 401, 'unauthorized');
       await expectError(await fetch(url('/v1/pets/abc')), 401, 'unauthorized');
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', body: '{"name":', headers: { 'Content-Type': 'application/json' } }), 401, 'unauthorized');
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', body: 'x'.repeat(100_000), headers: { 'Content-Type': 'text/plain' } }), 401, 'unauthorized');
+      await expectError(
+        await fetch(url('/v1/pets'), {
+          method: 'POST',
+          body: '{"name":',
+          headers: { 'Content-Type': 'application/json' },
+        }),
+        401,
+        'unauthorized',
+      );
+      await expectError(
+        await fetch(url('/v1/pets'), {
+          method: 'POST',
+          body: 'x'.repeat(100_000),
+          headers: { 'Content-Type': 'text/plain' },
+        }),
+        401,
+        'unauthorized',
+      );
       await expectError(await fetch(url('/v1/pets'), { method: 'DELETE' }), 401, 'unauthorized');
     });
 
@@ -134,27 +150,62 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
     it('refuses malformed and empty JSON with 400', async () => {
       await expectError(await create('{"name": "Rex",'), 400, 'invalid_request', 'JSON');
       await expectError(await create('"just a string"'), 400, 'invalid_request', 'JSON');
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }) }), 400, 'invalid_request', 'required');
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }), body: '' }), 400, 'invalid_request');
+      await expectError(
+        await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }) }),
+        400,
+        'invalid_request',
+        'required',
+      );
+      await expectError(
+        await fetch(url('/v1/pets'), {
+          method: 'POST',
+          headers: auth(key, { 'Content-Type': 'application/json' }),
+          body: '',
+        }),
+        400,
+        'invalid_request',
+      );
     });
 
     it('refuses a body that is not JSON with 415 and one over 64 KiB with 413', async () => {
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'text/plain' }), body: '{"name":"Rex","categoryId":1}' }), 415, 'unsupported_media_type');
-      await expectError(await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/x-www-form-urlencoded' }), body: 'name=Rex' }), 415, 'unsupported_media_type');
+      await expectError(
+        await fetch(url('/v1/pets'), {
+          method: 'POST',
+          headers: auth(key, { 'Content-Type': 'text/plain' }),
+          body: '{"name":"Rex","categoryId":1}',
+        }),
+        415,
+        'unsupported_media_type',
+      );
+      await expectError(
+        await fetch(url('/v1/pets'), {
+          method: 'POST',
+          headers: auth(key, { 'Content-Type': 'application/x-www-form-urlencoded' }),
+          body: 'name=Rex',
+        }),
+        415,
+        'unsupported_media_type',
+      );
       const big = JSON.stringify({ name: 'Rex', categoryId: 1, padding: 'x'.repeat(70 * 1024) });
       await expectError(await create(big), 413, 'payload_too_large');
     });
 
     it('nothing half-written: refused bodies create no pet', async () => {
-      const before = await fetch(url('/v1/pets?limit=100&status=available'), { headers: auth(key) }).then((r) => r.json());
+      const before = await fetch(url('/v1/pets?limit=100&status=available'), { headers: auth(key) }).then((r) =>
+        r.json(),
+      );
       await create({ name: 'Ghost', categoryId: 1, status: 'avail' });
       await create('{"name":"Ghost","categoryId":1,"status":"available"');
-      const after = await fetch(url('/v1/pets?limit=100&status=available'), { headers: auth(key) }).then((r) => r.json());
+      const after = await fetch(url('/v1/pets?limit=100&status=available'), { headers: auth(key) }).then((r) =>
+        r.json(),
+      );
       expect(after).toEqual(before);
     });
 
     it('gives 100 parallel creates 100 distinct ids', async () => {
-      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => create({ name: `P${i}`, categoryId: i + 1 })));
+      const results = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => create({ name: `P${i}`, categoryId: i + 1 })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(100).fill(201));
       const pets = await Promise.all(results.map(async (r) => Pet.parse(await r.json())));
       expect(new Set(pets.map((p) => p.id)).size).toBe(100);
@@ -171,26 +222,62 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
       expect(res.headers.get('link')).toMatch(/rel="next"/);
     });
 
-    it.each(['0', '101', '-1', 'abc', '1.5', '1e2', '', '%201', '0x10'])('refuses limit=%s with 400 naming limit', async (limit) => {
-      await expectError(await fetch(url(`/v1/pets?limit=${limit}`), { headers: auth(key) }), 400, 'invalid_request', 'limit');
-    });
+    it.each(['0', '101', '-1', 'abc', '1.5', '1e2', '', '%201', '0x10'])(
+      'refuses limit=%s with 400 naming limit',
+      async (limit) => {
+        await expectError(
+          await fetch(url(`/v1/pets?limit=${limit}`), { headers: auth(key) }),
+          400,
+          'invalid_request',
+          'limit',
+        );
+      },
+    );
 
     it('refuses a repeated limit, an unknown or repeated status and a forged cursor', async () => {
-      await expectError(await fetch(url('/v1/pets?limit=1&limit=2'), { headers: auth(key) }), 400, 'invalid_request', 'limit');
-      await expectError(await fetch(url('/v1/pets?status=lost'), { headers: auth(key) }), 400, 'invalid_request', 'status');
-      await expectError(await fetch(url('/v1/pets?status=sold&status=pending'), { headers: auth(key) }), 400, 'invalid_request', 'status');
-      await expectError(await fetch(url('/v1/pets?cursor=bm9wZQ'), { headers: auth(key) }), 400, 'invalid_request', 'cursor');
-      await expectError(await fetch(url('/v1/pets?cursor=!!'), { headers: auth(key) }), 400, 'invalid_request', 'cursor');
+      await expectError(
+        await fetch(url('/v1/pets?limit=1&limit=2'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'limit',
+      );
+      await expectError(
+        await fetch(url('/v1/pets?status=lost'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'status',
+      );
+      await expectError(
+        await fetch(url('/v1/pets?status=sold&status=pending'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'status',
+      );
+      await expectError(
+        await fetch(url('/v1/pets?cursor=bm9wZQ'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'cursor',
+      );
+      await expectError(
+        await fetch(url('/v1/pets?cursor=!!'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'cursor',
+      );
     });
 
     it('accepts limits 1 and 100', async () => {
       expect(Pets.parse(await (await fetch(url('/v1/pets?limit=1'), { headers: auth(key) })).json())).toHaveLength(1);
-      expect(Pets.parse(await (await fetch(url('/v1/pets?limit=100'), { headers: auth(key) })).json())).toHaveLength(100);
+      expect(Pets.parse(await (await fetch(url('/v1/pets?limit=100'), { headers: auth(key) })).json())).toHaveLength(
+        100,
+      );
     });
 
     it('pages through every pet of a status by following Link rel="next", keeping limit and status', async () => {
       const created: number[] = [];
-      for (let i = 0; i < 7; i++) created.push(Pet.parse(await (await create({ name: `Sold ${i}`, categoryId: 9, status: 'sold' })).json()).id);
+      for (let i = 0; i < 7; i++)
+        created.push(Pet.parse(await (await create({ name: `Sold ${i}`, categoryId: 9, status: 'sold' })).json()).id);
       const seen: number[] = [];
       let next: string | null = '/v1/pets?status=sold&limit=3';
       let pages = 0;
@@ -202,7 +289,7 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
         for (const pet of page) expect(pet.status).toBe('sold');
         seen.push(...page.map((p) => p.id));
         const link = res.headers.get('link');
-        next = link ? /<([^>]+)>;\s*rel="next"/.exec(link)?.[1] ?? null : null;
+        next = link ? (/<([^>]+)>;\s*rel="next"/.exec(link)?.[1] ?? null) : null;
         if (next) expect(new URL(next, server.url).searchParams.get('limit')).toBe('3');
         if (next) expect(new URL(next, server.url).searchParams.get('status')).toBe('sold');
         pages++;
@@ -231,9 +318,12 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
       await expectError(responses[1]!, 404, 'not_found');
     });
 
-    it.each(['abc', '0', '-1', '1.5', '1e3', '9007199254740992', '99999999999999999999999'])('refuses petId %s with 400, never 5xx', async (id) => {
-      await expectError(await fetch(url(`/v1/pets/${id}`), { headers: auth(key) }), 400, 'invalid_request', 'petId');
-    });
+    it.each(['abc', '0', '-1', '1.5', '1e3', '9007199254740992', '99999999999999999999999'])(
+      'refuses petId %s with 400, never 5xx',
+      async (id) => {
+        await expectError(await fetch(url(`/v1/pets/${id}`), { headers: auth(key) }), 400, 'invalid_request', 'petId');
+      },
+    );
   });
 
   describe('errors and headers', () => {
@@ -250,10 +340,23 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
 
     it('answers malformed URLs and undecodable bodies with 400, never 5xx', async () => {
       await expectError(await fetch(url('/v1/pets/%E0%A4%A'), { headers: auth(key) }), 400, 'invalid_request', 'URL');
-      await expectError(await fetch(url('/v1/pets?status=%E0%A4%A'), { headers: auth(key) }), 400, 'invalid_request', 'status');
-      const gzip = await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }), body: 'not gzip' });
+      await expectError(
+        await fetch(url('/v1/pets?status=%E0%A4%A'), { headers: auth(key) }),
+        400,
+        'invalid_request',
+        'status',
+      );
+      const gzip = await fetch(url('/v1/pets'), {
+        method: 'POST',
+        headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }),
+        body: 'not gzip',
+      });
       await expectError(gzip, 400, 'invalid_request', 'Content-Encoding');
-      const br = await fetch(url('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }), body: 'x' });
+      const br = await fetch(url('/v1/pets'), {
+        method: 'POST',
+        headers: auth(key, { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }),
+        body: 'x',
+      });
       await expectError(br, 415, 'unsupported_media_type');
     });
 
@@ -269,7 +372,10 @@ describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
     it('serves the OpenAPI document without a key, and health outside /v1', async () => {
       const doc = await fetch(url('/v1/openapi.json'));
       expect(doc.status).toBe(200);
-      const json = (await doc.json()) as { openapi: string; paths: Record<string, Record<string, { deprecated?: boolean }>> };
+      const json = (await doc.json()) as {
+        openapi: string;
+        paths: Record<string, Record<string, { deprecated?: boolean }>>;
+      };
       expect(json.openapi).toMatch(/^3\./);
       expect(json.paths['/v1/pets/{petId}']?.get?.deprecated).toBe(true);
       expect((await fetch(url('/healthz'))).status).toBe(200);
@@ -285,7 +391,14 @@ describe.each(PROVIDERS)('persistence and failure on %s', (provider) => {
     try {
       const first = await startTestServer(database.target);
       const key = await first.key();
-      const created = Pet.parse(await (await fetch(`${first.url}/v1/pets`, jsonPost(key, { name: 'Stays', categoryId: 9007199254740991, status: 'sold' }))).json());
+      const created = Pet.parse(
+        await (
+          await fetch(
+            `${first.url}/v1/pets`,
+            jsonPost(key, { name: 'Stays', categoryId: 9007199254740991, status: 'sold' }),
+          )
+        ).json(),
+      );
       await first.close();
       const second = await startTestServer(database.target);
       try {

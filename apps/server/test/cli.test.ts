@@ -12,7 +12,12 @@ const dir = mkdtempSync(join(tmpdir(), 'cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(script: string, args: string[], env: Record<string, string>, cwd = SERVER_ROOT) {
-  const result = spawnSync(process.execPath, [script, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 20_000 });
+  const result = spawnSync(process.execPath, [script, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

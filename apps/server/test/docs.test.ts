@@ -55,7 +55,10 @@ beforeAll(async () => {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode}:\n${output}`);
-    const healthy = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    const healthy = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (healthy) break;
     if (Date.now() > deadline) throw new Error(`the server did not answer GET /healthz within 30 s:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -137,7 +140,9 @@ describe('GET /docs', () => {
           { operation: '#/pets/getPet', method: 'GET', path: '/v1/pets/{petId}', deprecated: true },
         ]),
       );
-      await expect(page.locator('.opblock-deprecated .opblock-summary-description').innerText()).resolves.toMatch(/deprecated/i);
+      await expect(page.locator('.opblock-deprecated .opblock-summary-description').innerText()).resolves.toMatch(
+        /deprecated/i,
+      );
       await expect(page.locator('.info .title').innerText()).resolves.toContain('Animal Store API');
       if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
       expect(problems).toEqual([]);

@@ -35,7 +35,10 @@ export interface TestDatabase {
 export async function createTestDatabase(provider: Provider): Promise<TestDatabase> {
   if (provider === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
-    return { target: parseDatabaseUrl(`file:${join(dir, 'test.db')}`), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      target: parseDatabaseUrl(`file:${join(dir, 'test.db')}`),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
@@ -53,7 +56,10 @@ export async function createTestDatabase(provider: Provider): Promise<TestDataba
         // Sockets a test's pools closed a moment ago may still be on their way out: let them go before forcing the
         // drop, so no client of this process sees its connection terminated.
         for (let i = 0; i < 50; i++) {
-          const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          const { rows } = await client.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
           if (rows[0]?.n === '0') break;
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
@@ -84,7 +90,10 @@ export interface TestServer {
 export const silentLogger = createLogger('silent');
 
 /** The real app on a real database, listening on 127.0.0.1 with an ephemeral port, validating its responses. */
-export async function startTestServer(target: DatabaseTarget, deps: Partial<Omit<AppDeps, 'db'>> = {}): Promise<TestServer> {
+export async function startTestServer(
+  target: DatabaseTarget,
+  deps: Partial<Omit<AppDeps, 'db'>> = {},
+): Promise<TestServer> {
   const db = await openDatabase(target);
   const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, db });
   const server: Server = await new Promise((resolve) => {
@@ -131,7 +140,10 @@ export async function withTestServer<T>(
  * For a describe block: a fresh database of the provider and the app on it, started before its tests and stopped
  * (database dropped) after them. Read `server` and `database` inside tests or hooks.
  */
-export function useTestServer(provider: Provider, deps: Partial<Omit<AppDeps, 'db'>> = {}): { server: TestServer; database: TestDatabase } {
+export function useTestServer(
+  provider: Provider,
+  deps: Partial<Omit<AppDeps, 'db'>> = {},
+): { server: TestServer; database: TestDatabase } {
   const context = {} as { server: TestServer; database: TestDatabase };
   beforeAll(async () => {
     context.database = await createTestDatabase(provider);
@@ -149,7 +161,11 @@ export function auth(key: string, headers: Record<string, string> = {}): Record<
 }
 
 export function jsonPost(key: string, body: unknown): RequestInit {
-  return { method: 'POST', headers: auth(key, { 'Content-Type': 'application/json' }), body: typeof body === 'string' ? body : JSON.stringify(body) };
+  return {
+    method: 'POST',
+    headers: auth(key, { 'Content-Type': 'application/json' }),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
 }
 
 /** Polls `check` until it answers true (every 25 ms, at most `timeoutMs`); for effects that land asynchronously. */

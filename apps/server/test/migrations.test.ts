@@ -11,35 +11,56 @@ import { createTestDatabase, prismaClientFor, PROVIDERS } from './helpers.js';
 
 describe('Prisma schema and migrations', () => {
   it('the per-provider schemas are generated from the one model source (no drift)', () => {
-    execFileSync(process.execPath, ['scripts/prisma-generate.mjs', '--check'], { cwd: join(import.meta.dirname, '..') });
+    execFileSync(process.execPath, ['scripts/prisma-generate.mjs', '--check'], {
+      cwd: join(import.meta.dirname, '..'),
+    });
   });
 
-  it.each(PROVIDERS)('agree on %s: every model field is written and read through the client after migrating a fresh database', async (provider) => {
-    const database = await createTestDatabase(provider);
-    try {
-      const db = await openDatabase(database.target);
-      await db.close();
-      const prisma = prismaClientFor(database.target);
+  it.each(PROVIDERS)(
+    'agree on %s: every model field is written and read through the client after migrating a fresh database',
+    async (provider) => {
+      const database = await createTestDatabase(provider);
       try {
-        const createdAt = new Date('2026-01-02T03:04:05.678Z');
-        const pet = { id: 9007199254740991n, name: 'Ünïcode 🐕', categoryId: 9007199254740991n, status: 'sold', createdAt };
-        expect(await prisma.pet.create({ data: pet })).toEqual(pet);
-        expect(await prisma.pet.findUnique({ where: { id: pet.id } })).toEqual(pet);
-        const bare = await prisma.pet.create({ data: { name: 'Bare', categoryId: 1n } });
-        expect(bare.status).toBeNull();
-        expect(bare.createdAt).toBeInstanceOf(Date);
+        const db = await openDatabase(database.target);
+        await db.close();
+        const prisma = prismaClientFor(database.target);
+        try {
+          const createdAt = new Date('2026-01-02T03:04:05.678Z');
+          const pet = {
+            id: 9007199254740991n,
+            name: 'Ünïcode 🐕',
+            categoryId: 9007199254740991n,
+            status: 'sold',
+            createdAt,
+          };
+          expect(await prisma.pet.create({ data: pet })).toEqual(pet);
+          expect(await prisma.pet.findUnique({ where: { id: pet.id } })).toEqual(pet);
+          const bare = await prisma.pet.create({ data: { name: 'Bare', categoryId: 1n } });
+          expect(bare.status).toBeNull();
+          expect(bare.createdAt).toBeInstanceOf(Date);
 
-        const key = { id: 7, prefix: 'ask_abcdefgh', hash: 'f'.repeat(64), name: 'ops', plan: 'enterprise', perMinute: 5000, perDay: 2_000_000, createdAt, revokedAt: new Date('2026-02-03T00:00:00.000Z') };
-        expect(await prisma.apiKey.create({ data: key })).toEqual(key);
-        expect(await prisma.apiKey.findUnique({ where: { hash: key.hash } })).toEqual(key);
-        await expect(prisma.apiKey.create({ data: { ...key, id: 8 } })).rejects.toThrow(); // hash is unique
+          const key = {
+            id: 7,
+            prefix: 'ask_abcdefgh',
+            hash: 'f'.repeat(64),
+            name: 'ops',
+            plan: 'enterprise',
+            perMinute: 5000,
+            perDay: 2_000_000,
+            createdAt,
+            revokedAt: new Date('2026-02-03T00:00:00.000Z'),
+          };
+          expect(await prisma.apiKey.create({ data: key })).toEqual(key);
+          expect(await prisma.apiKey.findUnique({ where: { hash: key.hash } })).toEqual(key);
+          await expect(prisma.apiKey.create({ data: { ...key, id: 8 } })).rejects.toThrow(); // hash is unique
+        } finally {
+          await prisma.$disconnect();
+        }
       } finally {
-        await prisma.$disconnect();
+        await database.drop();
       }
-    } finally {
-      await database.drop();
-    }
-  });
+    },
+  );
 });
 
 /** A temporary folder holding a SQLite file and a copy of the SQLite migrations, removed after `fn`. */
@@ -62,7 +83,9 @@ describe('migration runner', () => {
       const all = readMigrations(migrationsDir('sqlite'));
       expect(migrateSqlite(sqlite)).toEqual(all.map((m) => m.name));
       expect(migrateSqlite(sqlite)).toEqual([]);
-      const rows = sqlite.prepare('SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations').all() as {
+      const rows = sqlite
+        .prepare('SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations')
+        .all() as {
         migration_name: string;
         checksum: string;
         finished_at: number | null;
@@ -79,7 +102,9 @@ describe('migration runner', () => {
   it('refuses to start on a migration edited after it was applied', () => {
     withScratch(({ sqlite, migrations }) => {
       migrateSqlite(sqlite, migrations);
-      const first = readdirSync(migrations).filter((d) => !d.endsWith('.toml')).sort()[0]!;
+      const first = readdirSync(migrations)
+        .filter((d) => !d.endsWith('.toml'))
+        .sort()[0]!;
       appendFileSync(join(migrations, first, 'migration.sql'), '\n-- edited\n');
       expect(() => migrateSqlite(sqlite, migrations)).toThrow(/modified after it was applied/);
     });

@@ -27,7 +27,9 @@ describe('logs', () => {
     await withTestServer('sqlite', { logger: createLogger('info', sink) }, async (server) => {
       const key = await server.key();
       await fetch(`${server.url}/v1/pets`, { headers: auth(key, { 'X-Request-Id': 'req-abc-123' }) });
-      await fetch(`${server.url}/v1/pets`, { headers: { Authorization: 'Bearer ask_wrongwrongwrongwrongwrongwrongwrongwrongwro' } });
+      await fetch(`${server.url}/v1/pets`, {
+        headers: { Authorization: 'Bearer ask_wrongwrongwrongwrongwrongwrongwrongwrongwro' },
+      });
       await eventually(() => lines.filter((l) => l.includes('"msg":"request"')).length >= 2);
       const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
       const mine = records.filter((r) => r.reqId === 'req-abc-123');
@@ -53,7 +55,9 @@ describe('metrics', () => {
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text).toMatch(/http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/);
-      expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/);
+      expect(text).toMatch(
+        /http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/,
+      );
       expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
       // The get above was a read of its own.
       expect(text).toMatch(/pets_reads_total\{query="own"\} 1\n/);
@@ -74,7 +78,10 @@ describe('metrics', () => {
 });
 
 function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -110,14 +117,18 @@ describe('PostgreSQL connections lost while idle', () => {
   it('are replaced by the pool without crashing the process; the next requests are answered', async () => {
     await withTestServer('postgresql', {}, async (server, database) => {
       const key = await server.key();
-      for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
       const admin = new pg.Client({ connectionString: (database.target as { url: string }).url });
       await admin.connect();
-      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      const { rowCount } = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
       await admin.end();
       expect(rowCount).toBeGreaterThan(0);
       await eventually(() => server.db.poolStats?.().total === 0); // the pool dropped the terminated connections
-      for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
     });
   });
 });
@@ -125,7 +136,10 @@ describe('PostgreSQL connections lost while idle', () => {
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, and exits 0', async () => {
     const env = { DATABASE_URL: `file:${join(dir, 'shutdown.db')}`, PORT: '0' };
-    const created = spawnSync(process.execPath, [KEYS, 'create', '--plan', 'free'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    const created = spawnSync(process.execPath, [KEYS, 'create', '--plan', 'free'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+    });
     const key = created.stdout.trimEnd().split('\n').at(-1)!;
     const server = startMain(env);
     const port = await server.listening;
@@ -136,7 +150,9 @@ describe('graceful shutdown', () => {
     await new Promise((r) => socket.once('connect', r));
     let response = '';
     socket.on('data', (d: Buffer) => (response += d.toString()));
-    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    );
     await new Promise((r) => setTimeout(r, 500)); // the server has the request's headers: it is in flight
     // A keep-alive client whose request is arriving when the signal comes: once stopping, its connection must close after
     // the answer, not stay open (and keep the process alive) until the shutdown deadline.
@@ -173,7 +189,11 @@ describe('graceful shutdown', () => {
 
 describe('start-up', () => {
   it('retries an unreachable database for a bounded time, then exits non-zero naming DATABASE_URL', async () => {
-    const server = startMain({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none', DATABASE_STARTUP_TIMEOUT_MS: '2500', PORT: '0' });
+    const server = startMain({
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none',
+      DATABASE_STARTUP_TIMEOUT_MS: '2500',
+      PORT: '0',
+    });
     const code = await server.exited;
     expect(code).not.toBe(0);
     expect(server.output()).toContain('retrying');

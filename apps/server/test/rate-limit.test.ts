@@ -25,7 +25,12 @@ const MINUTE = 60_000;
 
 function limitHeaders(res: Response) {
   const get = (name: string) => res.headers.get(name);
-  return { limit: get('x-ratelimit-limit'), remaining: get('x-ratelimit-remaining'), reset: get('x-ratelimit-reset'), retryAfter: get('retry-after') };
+  return {
+    limit: get('x-ratelimit-limit'),
+    remaining: get('x-ratelimit-remaining'),
+    reset: get('x-ratelimit-reset'),
+    retryAfter: get('retry-after'),
+  };
 }
 
 async function errorCode(res: Response): Promise<string> {
@@ -55,7 +60,11 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
       404: await fetch(u('/v1/pets/424242'), { headers: auth(key) }),
       405: await fetch(u('/v1/pets'), { method: 'PATCH', headers: auth(key) }),
       413: await fetch(u('/v1/pets'), jsonPost(key, { name: 'x'.repeat(70_000), categoryId: 1 })),
-      415: await fetch(u('/v1/pets'), { method: 'POST', headers: auth(key, { 'Content-Type': 'text/plain' }), body: 'x' }),
+      415: await fetch(u('/v1/pets'), {
+        method: 'POST',
+        headers: auth(key, { 'Content-Type': 'text/plain' }),
+        body: 'x',
+      }),
       'openapi.json': await fetch(u('/v1/openapi.json')),
       'unknown route': await fetch(u('/v1/nothing'), { headers: auth(key) }),
     };
@@ -83,12 +92,18 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
     for (let i = 0; i < 65; i++) {
       last = await fetch(`${server.url}/v1/pets?limit=1`, { headers: auth(key) });
       statuses.push(last.status);
-      if (i === 0) expect(limitHeaders(last)).toMatchObject({ limit: '60', remaining: '59', reset: String(minuteEnd() / 1000) });
+      if (i === 0)
+        expect(limitHeaders(last)).toMatchObject({ limit: '60', remaining: '59', reset: String(minuteEnd() / 1000) });
       if (i < 64) await last.arrayBuffer();
     }
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
     expect(statuses.slice(60)).toEqual([429, 429, 429, 429, 429]);
-    expect(limitHeaders(last!)).toEqual({ limit: '60', remaining: '0', reset: String(minuteEnd() / 1000), retryAfter: '59' });
+    expect(limitHeaders(last!)).toEqual({
+      limit: '60',
+      remaining: '0',
+      reset: String(minuteEnd() / 1000),
+      retryAfter: '59',
+    });
     expect(await last!.json()).toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
     now = minuteEnd(); // the reset instant
     const again = await fetch(`${server.url}/v1/pets?limit=1`, { headers: auth(key) });
@@ -103,7 +118,12 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
     const refused = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });
     expect(refused.status).toBe(429);
     const midnight = Date.UTC(2026, 10, 23);
-    expect(limitHeaders(refused)).toEqual({ limit: '5', remaining: '0', reset: String(midnight / 1000), retryAfter: String((midnight - now) / 1000) });
+    expect(limitHeaders(refused)).toEqual({
+      limit: '5',
+      remaining: '0',
+      reset: String(midnight / 1000),
+      retryAfter: String((midnight - now) / 1000),
+    });
     expect(await errorCode(refused)).toBe('rate_limit_exceeded');
     now = midnight;
     expect((await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status).toBe(200);
@@ -112,9 +132,11 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
   it('bans a key that keeps calling while refused, for the ban time, then lets it back', async () => {
     now = Date.UTC(2026, 10, 22, 21, 0, 0);
     const key = await server.key('free');
-    for (let i = 0; i < 60; i++) await (await fetch(`${server.url}/v1/pets?limit=1`, { headers: auth(key) })).arrayBuffer();
+    for (let i = 0; i < 60; i++)
+      await (await fetch(`${server.url}/v1/pets?limit=1`, { headers: auth(key) })).arrayBuffer();
     const codes: string[] = [];
-    for (let i = 0; i < 11; i++) codes.push(await errorCode(await fetch(`${server.url}/v1/pets`, { headers: auth(key) })));
+    for (let i = 0; i < 11; i++)
+      codes.push(await errorCode(await fetch(`${server.url}/v1/pets`, { headers: auth(key) })));
     expect(codes).toEqual([...Array(10).fill('rate_limit_exceeded'), 'api_key_banned']);
     now += 2 * MINUTE; // a fresh minute: the window has room, the ban holds
     const banned = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });
@@ -127,15 +149,21 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
 
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/rate_limit_bans_total 1\b/);
-    expect(Number(/rate_limit_refusals_total\{reason="rate_limit_exceeded"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(10);
-    expect(Number(/rate_limit_refusals_total\{reason="api_key_banned"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
+    expect(
+      Number(/rate_limit_refusals_total\{reason="rate_limit_exceeded"\} (\d+)/.exec(metrics)?.[1]),
+    ).toBeGreaterThanOrEqual(10);
+    expect(
+      Number(/rate_limit_refusals_total\{reason="api_key_banned"\} (\d+)/.exec(metrics)?.[1]),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('limits keyless callers per address with the Free limits: key guessing is slowed', async () => {
     now = Date.UTC(2026, 10, 22, 22, 0, 0);
     const statuses: number[] = [];
     for (let i = 0; i < 62; i++) {
-      const res = await fetch(`${server.url}/v1/pets`, { headers: { Authorization: `Bearer ask_${randomBytes(32).toString('base64url')}` } });
+      const res = await fetch(`${server.url}/v1/pets`, {
+        headers: { Authorization: `Bearer ask_${randomBytes(32).toString('base64url')}` },
+      });
       statuses.push(res.status);
       await res.arrayBuffer();
     }
@@ -150,13 +178,19 @@ describe('the client address of keyless callers', () => {
     [true, 'takes the first X-Forwarded-For entry when TRUST_PROXY is set'],
   ])('trustProxy=%s %s', async (trustProxy) => {
     const now = Date.UTC(2026, 10, 22, 23, 0, 0);
-    await withTestServer('sqlite', { trustProxy, rateLimit: { store: createMemoryStore({ now: () => now }) } }, async (server) => {
-      const remaining = async (forwardedFor: string) =>
-        (await fetch(`${server.url}/v1/pets`, { headers: { 'X-Forwarded-For': forwardedFor } })).headers.get('x-ratelimit-remaining');
-      expect(await remaining('203.0.113.7')).toBe('59');
-      expect(await remaining('198.51.100.9, 10.0.0.1')).toBe(trustProxy ? '59' : '58');
-      expect(await remaining('203.0.113.7')).toBe(trustProxy ? '58' : '57');
-    });
+    await withTestServer(
+      'sqlite',
+      { trustProxy, rateLimit: { store: createMemoryStore({ now: () => now }) } },
+      async (server) => {
+        const remaining = async (forwardedFor: string) =>
+          (await fetch(`${server.url}/v1/pets`, { headers: { 'X-Forwarded-For': forwardedFor } })).headers.get(
+            'x-ratelimit-remaining',
+          );
+        expect(await remaining('203.0.113.7')).toBe('59');
+        expect(await remaining('198.51.100.9, 10.0.0.1')).toBe(trustProxy ? '59' : '58');
+        expect(await remaining('203.0.113.7')).toBe(trustProxy ? '58' : '57');
+      },
+    );
   });
 });
 
@@ -206,7 +240,11 @@ describe('two replicas on one PostgreSQL and one Redis', () => {
     const other = await a.key('free');
     await awayFromMinuteEnd();
     const burst = await Promise.all(
-      Array.from({ length: 80 }, (_, i) => fetch(`${(i % 2 ? a : b).url}/v1/pets?limit=1`, { headers: auth(other) }).then(async (r) => (await r.arrayBuffer(), r.status))),
+      Array.from({ length: 80 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/v1/pets?limit=1`, { headers: auth(other) }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        ),
+      ),
     );
     expect(burst.filter((s) => s === 200)).toHaveLength(60);
     expect(burst.filter((s) => s === 429)).toHaveLength(20);
@@ -251,31 +289,36 @@ describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
   it.each([
     ['fallback', 200],
     ['refuse', 503],
-  ] as const)('in %s mode: requests are still answered (%d) when Redis stops mid-test', async (mode, statusWhileDown) => {
-    if (redisServer?.exitCode !== null || redisServer.signalCode !== null) redisServer = await startRedisServer(port);
-    const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REDIS_FAILURE: mode });
-    const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${provider}-${mode}:` });
-    const server = await startTestServer(database.target, { rateLimit: { store: limits } });
-    try {
-      const key = await server.key('pro');
-      // Until its Redis client has connected, the refuse mode answers 503: wait for the first 200.
-      let before: Response | undefined;
-      await eventually(async () => (before = await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status === 200);
-      expect(before!.status).toBe(200);
-      expect(before!.headers.get('x-ratelimit-limit')).toBe('300');
+  ] as const)(
+    'in %s mode: requests are still answered (%d) when Redis stops mid-test',
+    async (mode, statusWhileDown) => {
+      if (redisServer?.exitCode !== null || redisServer.signalCode !== null) redisServer = await startRedisServer(port);
+      const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REDIS_FAILURE: mode });
+      const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${provider}-${mode}:` });
+      const server = await startTestServer(database.target, { rateLimit: { store: limits } });
+      try {
+        const key = await server.key('pro');
+        // Until its Redis client has connected, the refuse mode answers 503: wait for the first 200.
+        let before: Response | undefined;
+        await eventually(
+          async () => (before = await fetch(`${server.url}/v1/pets`, { headers: auth(key) })).status === 200,
+        );
+        expect(before!.status).toBe(200);
+        expect(before!.headers.get('x-ratelimit-limit')).toBe('300');
 
-      await killProcess(redisServer);
-      for (let i = 0; i < 5; i++) {
-        const started = Date.now();
-        const res = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });
-        expect(Date.now() - started).toBeLessThan(2000); // answered, not hanging on Redis
-        expect(res.status).toBe(statusWhileDown);
-        if (statusWhileDown === 200) expect(res.headers.get('x-ratelimit-limit')).toBe('300');
-        else expect(await errorCode(res)).toBe('service_unavailable');
+        await killProcess(redisServer);
+        for (let i = 0; i < 5; i++) {
+          const started = Date.now();
+          const res = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });
+          expect(Date.now() - started).toBeLessThan(2000); // answered, not hanging on Redis
+          expect(res.status).toBe(statusWhileDown);
+          if (statusWhileDown === 200) expect(res.headers.get('x-ratelimit-limit')).toBe('300');
+          else expect(await errorCode(res)).toBe('service_unavailable');
+        }
+      } finally {
+        await server.close();
+        await limits.close();
       }
-    } finally {
-      await server.close();
-      await limits.close();
-    }
-  });
+    },
+  );
 });

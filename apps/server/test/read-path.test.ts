@@ -26,7 +26,13 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
     const statuses = ['available', 'pending', 'sold', undefined] as const;
     for (let i = 0; i < 12; i++) {
       const status = statuses[i % 4];
-      created.push(await db.pets.create({ name: `p${i}`, categoryId: i === 5 ? 9007199254740991 : i + 1, ...(status ? { status } : {}) }));
+      created.push(
+        await db.pets.create({
+          name: `p${i}`,
+          categoryId: i === 5 ? 9007199254740991 : i + 1,
+          ...(status ? { status } : {}),
+        }),
+      );
     }
   });
   afterAll(async () => {
@@ -39,7 +45,9 @@ describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
     for (const status of [undefined, 'available', 'pending', 'sold'] as const) {
       for (const afterId of [undefined, created[0]!.id, created[6]!.id, created[11]!.id]) {
         for (const limit of [1, 3, 100]) {
-          const expected = created.filter((p) => (status === undefined || p.status === status) && (afterId === undefined || p.id > afterId)).slice(0, limit);
+          const expected = created
+            .filter((p) => (status === undefined || p.status === status) && (afterId === undefined || p.id > afterId))
+            .slice(0, limit);
           expect(await db.pets.list({ limit, status, afterId })).toEqual(expected);
           expect(await general.list({ limit, status, afterId })).toEqual(expected);
         }

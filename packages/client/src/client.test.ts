@@ -8,7 +8,11 @@ import { type Peer, type PeerReply, RATE_HEADERS, closedPort, startPeer, until }
 
 const API_KEY = 'ask_test_secret_0123456789';
 const rex = { id: 1, name: 'Rex', categoryId: 3, status: 'available' };
-const ok = (body: unknown, headers: Record<string, string> = {}): PeerReply => ({ status: 200, body, headers: { ...RATE_HEADERS, ...headers } });
+const ok = (body: unknown, headers: Record<string, string> = {}): PeerReply => ({
+  status: 200,
+  body,
+  headers: { ...RATE_HEADERS, ...headers },
+});
 const error = (status: number, code: string, headers: Record<string, string> = {}): PeerReply => ({
   status,
   body: { code, message: `${code} happened`, status },
@@ -37,7 +41,9 @@ async function clientFor(replies: PeerReply[], retry: RetryOptions = {}) {
 describe('requests', () => {
   it('sends the bearer key, the contract path and the JSON body, and returns the typed result', async () => {
     const created = { id: 3000000000, name: 'Big', categoryId: 9007199254740991 };
-    const { client, peer } = await clientFor([{ status: 201, body: created, headers: { Location: '/v1/pets/3000000000' } }]);
+    const { client, peer } = await clientFor([
+      { status: 201, body: created, headers: { Location: '/v1/pets/3000000000' } },
+    ]);
     const result = await client.createPet({ body: { name: 'Big', categoryId: 9007199254740991 } });
     expect(result.status).toBe(201);
     if (result.status !== 201) throw new Error('unreachable');
@@ -66,8 +72,17 @@ describe('requests', () => {
     };
     await createAnimalStoreClient({ environment: 'staging', apiKey: API_KEY, fetch }).listPets();
     await createAnimalStoreClient({ apiKey: API_KEY, fetch }).listPets();
-    await createAnimalStoreClient({ environment: 'staging', baseUrl: 'http://10.0.0.1:8080/v1/', apiKey: API_KEY, fetch }).listPets();
-    expect(urls).toEqual([`${ENVIRONMENTS.staging}/pets`, `${ENVIRONMENTS.production}/pets`, 'http://10.0.0.1:8080/v1/pets']);
+    await createAnimalStoreClient({
+      environment: 'staging',
+      baseUrl: 'http://10.0.0.1:8080/v1/',
+      apiKey: API_KEY,
+      fetch,
+    }).listPets();
+    expect(urls).toEqual([
+      `${ENVIRONMENTS.staging}/pets`,
+      `${ENVIRONMENTS.production}/pets`,
+      'http://10.0.0.1:8080/v1/pets',
+    ]);
   });
 
   it('refuses a missing key without echoing anything', () => {
@@ -79,7 +94,11 @@ describe('rate-limit info', () => {
   it('is undefined before any response, then the last X-RateLimit-* figures seen', async () => {
     const { client } = await clientFor([
       ok([], { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '12', 'X-RateLimit-Reset': '1900000123' }),
-      error(401, 'unauthorized', { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '11', 'X-RateLimit-Reset': '1900000124' }),
+      error(401, 'unauthorized', {
+        'X-RateLimit-Limit': '60',
+        'X-RateLimit-Remaining': '11',
+        'X-RateLimit-Reset': '1900000124',
+      }),
       { status: 200, body: [] },
     ]);
     expect(client.rateLimit).toBeUndefined();
@@ -95,7 +114,10 @@ describe('rate-limit info', () => {
 describe('retries', () => {
   it('waits Retry-After after a 429, then retries', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { client, events, peer } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '2' }), ok([rex])]);
+    const { client, events, peer } = await clientFor([
+      error(429, 'rate_limit_exceeded', { 'Retry-After': '2' }),
+      ok([rex]),
+    ]);
     const call = client.listPets();
     await until(() => events.length === 1);
     expect(events[0]).toMatchObject({ reason: 'rate-limited', status: 429, delayMs: 2000, retry: 1 });
@@ -111,7 +133,10 @@ describe('retries', () => {
   });
 
   it('gives a 429 back at once, not retrying early, when Retry-After is beyond maxDelayMs (a ban, a day limit)', async () => {
-    const { client, events, peer } = await clientFor([error(429, 'api_key_banned', { 'Retry-After': '3600' }), ok([])], { maxDelayMs: 5000 });
+    const { client, events, peer } = await clientFor(
+      [error(429, 'api_key_banned', { 'Retry-After': '3600' }), ok([])],
+      { maxDelayMs: 5000 },
+    );
     const result = await client.listPets();
     expect(result.status).toBe(429);
     expect(result.body).toMatchObject({ code: 'api_key_banned' });
@@ -121,7 +146,9 @@ describe('retries', () => {
 
   it('waits a Retry-After equal to maxDelayMs', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { client, events } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '5' }), ok([])], { maxDelayMs: 5000 });
+    const { client, events } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '5' }), ok([])], {
+      maxDelayMs: 5000,
+    });
     const call = client.listPets();
     await until(() => events.length === 1);
     expect(events[0]?.delayMs).toBe(5000);
@@ -130,7 +157,9 @@ describe('retries', () => {
   });
 
   it('gives the 429 back, typed, once maxRetries is spent', async () => {
-    const { client, peer } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '0' })], { maxRetries: 2 });
+    const { client, peer } = await clientFor([error(429, 'rate_limit_exceeded', { 'Retry-After': '0' })], {
+      maxRetries: 2,
+    });
     const result = await client.listPets();
     expect(result.status).toBe(429);
     if (result.status !== 429) throw new Error('unreachable');
@@ -158,7 +187,11 @@ describe('retries', () => {
   });
 
   it('never retries 401 or other 4xx', async () => {
-    const { client, peer, events } = await clientFor([error(401, 'unauthorized'), error(404, 'not_found'), error(400, 'invalid_request')]);
+    const { client, peer, events } = await clientFor([
+      error(401, 'unauthorized'),
+      error(404, 'not_found'),
+      error(400, 'invalid_request'),
+    ]);
     const unauthorized = await client.listPets();
     expect(unauthorized.status).toBe(401);
     if (unauthorized.status !== 401) throw new Error('unreachable');
@@ -218,14 +251,18 @@ describe('network errors', () => {
     expect(message).toContain('failed after 3 attempts');
     expect(message).toContain('ECONNREFUSED');
     expect(events.map((e) => e.errorCode)).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
-    for (const text of [message, String((failure as Error).stack), JSON.stringify(events)]) expect(text).not.toContain(API_KEY);
+    for (const text of [message, String((failure as Error).stack), JSON.stringify(events)])
+      expect(text).not.toContain(API_KEY);
   });
 });
 
 describe('cancellation', () => {
   it('an abort during a retry wait rejects at once and sends nothing more', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { client, events, peer } = await clientFor([error(503, 'service_unavailable', { 'Retry-After': '20' }), ok([])]);
+    const { client, events, peer } = await clientFor([
+      error(503, 'service_unavailable', { 'Retry-After': '20' }),
+      ok([]),
+    ]);
     const controller = new AbortController();
     const call = client.listPets({ fetchOptions: { signal: controller.signal } });
     await until(() => events.length === 1);
@@ -239,13 +276,20 @@ describe('cancellation', () => {
 
   it('an already aborted signal sends nothing', async () => {
     const { client, peer } = await clientFor([ok([])]);
-    await expect(client.listPets({ fetchOptions: { signal: AbortSignal.abort() } })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(client.listPets({ fetchOptions: { signal: AbortSignal.abort() } })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
     expect(peer.requests).toHaveLength(0);
   });
 });
 
 describe('paginatePets', () => {
-  const pets = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, name: `Pet ${i + 1}`, categoryId: 3000000000 + i, status: 'sold' }));
+  const pets = Array.from({ length: 5 }, (_, i) => ({
+    id: i + 1,
+    name: `Pet ${i + 1}`,
+    categoryId: 3000000000 + i,
+    status: 'sold',
+  }));
 
   it('follows rel="next" through every page, relative or absolute, among other links', async () => {
     peer = await startPeer((request) => {
@@ -283,7 +327,10 @@ describe('paginatePets', () => {
   });
 
   it('throws the Error body of a failed page', async () => {
-    const { client } = await clientFor([ok(pets.slice(0, 1), { Link: '</v1/pets?cursor=x>; rel="next"' }), error(401, 'unauthorized')]);
+    const { client } = await clientFor([
+      ok(pets.slice(0, 1), { Link: '</v1/pets?cursor=x>; rel="next"' }),
+      error(401, 'unauthorized'),
+    ]);
     const seen: unknown[] = [];
     const failure = await (async () => {
       for await (const pet of client.paginatePets()) seen.push(pet);
@@ -328,7 +375,12 @@ describe('deprecation', () => {
     await first.getPet({ params: { petId: 1 } });
     await second.getPet({ params: { petId: 1 } });
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toMatchObject({ operation: 'getPet', method: 'GET', path: '/v1/pets/:petId', sunset: GET_PET_DEPRECATION.sunsetAt });
+    expect(notices[0]).toMatchObject({
+      operation: 'getPet',
+      method: 'GET',
+      path: '/v1/pets/:petId',
+      sunset: GET_PET_DEPRECATION.sunsetAt,
+    });
     expect(notices[0]?.message).toContain('2030-12-05');
     expect(notices[0]?.message).toContain(`GET ${GET_PET_DEPRECATION.successorPath}`);
   });
@@ -353,7 +405,15 @@ describe('conditional-request cache', () => {
   it('revalidates with If-None-Match and turns a 304 into the remembered 200', async () => {
     peer = await startPeer([
       ok([rex], { ETag: '"v1"', Link: '</v1/pets?cursor=x>; rel="next"' }),
-      { status: 304, headers: { ETag: '"v1"', 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '7', 'X-RateLimit-Reset': '1900000999' } },
+      {
+        status: 304,
+        headers: {
+          ETag: '"v1"',
+          'X-RateLimit-Limit': '60',
+          'X-RateLimit-Remaining': '7',
+          'X-RateLimit-Reset': '1900000999',
+        },
+      },
       ok([], { ETag: '"v2"' }),
     ]);
     const cached = createAnimalStoreClient({ baseUrl: peer.baseUrl, apiKey: API_KEY, cache: true });

@@ -70,14 +70,17 @@ export interface AnimalStoreClient {
 }
 
 type Operation = keyof typeof contract;
-const OPERATION_OF = new Map<AppRoute, Operation>(Object.entries(contract).map(([name, route]) => [route, name as Operation]));
+const OPERATION_OF = new Map<AppRoute, Operation>(
+  Object.entries(contract).map(([name, route]) => [route, name as Operation]),
+);
 
 export function createAnimalStoreClient(options: AnimalStoreClientOptions): AnimalStoreClient {
   if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError('apiKey is required');
   const baseUrl = options.baseUrl ?? ENVIRONMENTS[options.environment ?? 'production'];
   if (!baseUrl) throw new TypeError(`unknown environment ${JSON.stringify(options.environment)}`);
   const parsedBase = new URL(baseUrl);
-  if (parsedBase.protocol !== 'http:' && parsedBase.protocol !== 'https:') throw new TypeError('baseUrl must be an http(s) URL');
+  if (parsedBase.protocol !== 'http:' && parsedBase.protocol !== 'https:')
+    throw new TypeError('baseUrl must be an http(s) URL');
   /** The contract's paths carry `/v1`, so requests go to the base URL without it. */
   const origin = serviceOrigin(baseUrl);
 

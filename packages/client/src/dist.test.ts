@@ -32,17 +32,35 @@ const script = (load: string, resolve: string) => `
 
 let peer: Peer;
 beforeAll(async () => {
-  peer = await startPeer([{ status: 200, body: [{ id: 3000000000, name: 'Big', categoryId: 9007199254740991 }], headers: RATE_HEADERS }]);
+  peer = await startPeer([
+    { status: 200, body: [{ id: 3000000000, name: 'Big', categoryId: 9007199254740991 }], headers: RATE_HEADERS },
+  ]);
 });
 afterAll(() => peer.close());
 
 describe.each([
-  ['require() of dist/index.cjs', 'dist/index.cjs', ['-e', script(`const mod = require('@animal-store/client');`, `require.resolve('@animal-store/client')`)]],
-  ['import() of dist/index.js', 'dist/index.js', ['--input-type=module', '-e', script(`const mod = await import('@animal-store/client');`, `import.meta.resolve('@animal-store/client')`)]],
+  [
+    'require() of dist/index.cjs',
+    'dist/index.cjs',
+    ['-e', script(`const mod = require('@animal-store/client');`, `require.resolve('@animal-store/client')`)],
+  ],
+  [
+    'import() of dist/index.js',
+    'dist/index.js',
+    [
+      '--input-type=module',
+      '-e',
+      script(`const mod = await import('@animal-store/client');`, `import.meta.resolve('@animal-store/client')`),
+    ],
+  ],
 ])('%s', (_name, file, args) => {
   it('loads and works in plain node', async () => {
     expect(existsSync(`${packageDir}${file}`), `${file}: run the build first`).toBe(true);
-    const { stdout } = await run(process.execPath, args, { cwd: packageDir, env: { ...process.env, PEER_URL: peer.baseUrl }, timeout: 20_000 });
+    const { stdout } = await run(process.execPath, args, {
+      cwd: packageDir,
+      env: { ...process.env, PEER_URL: peer.baseUrl },
+      timeout: 20_000,
+    });
     expect(JSON.parse(stdout)).toEqual({
       resolved: `${packageDir}${file}`,
       type: 'function',

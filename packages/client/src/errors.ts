@@ -13,7 +13,10 @@ export class AnimalStoreNetworkError extends AnimalStoreError {
     readonly attempts: number,
     options: { cause: unknown },
   ) {
-    super(`${method} ${url} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${describeCause(options.cause)}`, options);
+    super(
+      `${method} ${url} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${describeCause(options.cause)}`,
+      options,
+    );
   }
 }
 

@@ -3,7 +3,9 @@ import { findLink, parseLinkHeader } from './link.js';
 
 describe('parseLinkHeader', () => {
   it('reads several links with quoted and bare parameters', () => {
-    expect(parseLinkHeader('</v1/pets?cursor=abc>; rel="next", <https://h.example/v1/pets>; rel=first; title="a, b; c"')).toEqual([
+    expect(
+      parseLinkHeader('</v1/pets?cursor=abc>; rel="next", <https://h.example/v1/pets>; rel=first; title="a, b; c"'),
+    ).toEqual([
       { uri: '/v1/pets?cursor=abc', rel: ['next'], params: { rel: 'next' } },
       { uri: 'https://h.example/v1/pets', rel: ['first'], params: { rel: 'first', title: 'a, b; c' } },
     ]);
@@ -15,7 +17,10 @@ describe('parseLinkHeader', () => {
   });
 
   it('skips malformed links and keeps the good ones', () => {
-    expect(parseLinkHeader('garbage, rel="next", <a>; rel="next" junk, <b>; rel=next').map((l) => l.uri)).toEqual(['a', 'b']);
+    expect(parseLinkHeader('garbage, rel="next", <a>; rel="next" junk, <b>; rel=next').map((l) => l.uri)).toEqual([
+      'a',
+      'b',
+    ]);
     expect(parseLinkHeader('<unterminated; rel=next')).toEqual([]);
     expect(parseLinkHeader('')).toEqual([]);
     expect(parseLinkHeader(null)).toEqual([]);
@@ -24,7 +29,8 @@ describe('parseLinkHeader', () => {
 
 describe('findLink', () => {
   it('finds the first link of a relation type, case-insensitively', () => {
-    const header = '</v1/pets>; rel="successor-version", </v1/pets?cursor=2>; rel="next", </v1/pets?cursor=3>; rel="next"';
+    const header =
+      '</v1/pets>; rel="successor-version", </v1/pets?cursor=2>; rel="next", </v1/pets?cursor=3>; rel="next"';
     expect(findLink(header, 'next')).toBe('/v1/pets?cursor=2');
     expect(findLink(header, 'Successor-Version')).toBe('/v1/pets');
     expect(findLink(header, 'prev')).toBeUndefined();

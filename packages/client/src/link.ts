@@ -87,7 +87,10 @@ export function parseLinkHeader(value: string | null | undefined): WebLink[] {
       }
       if (name && !(name in params)) params[name] = paramValue;
     }
-    const rel = (params.rel ?? '').toLowerCase().split(/[ \t]+/).filter(Boolean);
+    const rel = (params.rel ?? '')
+      .toLowerCase()
+      .split(/[ \t]+/)
+      .filter(Boolean);
     links.push({ uri, rel, params });
   }
   return links;

@@ -27,7 +27,11 @@ describe('against the real server', () => {
     if (created.status !== 201) throw new Error(JSON.stringify(created.body));
     expect(created.body).toMatchObject({ name: 'Rex', categoryId: 7, status: 'pending' });
     expect(created.headers.get('location')).toMatch(new RegExp(`/v1/pets/${created.body.id}$`));
-    expect(client.rateLimit).toMatchObject({ limit: expect.any(Number), remaining: expect.any(Number), reset: expect.any(Number) });
+    expect(client.rateLimit).toMatchObject({
+      limit: expect.any(Number),
+      remaining: expect.any(Number),
+      reset: expect.any(Number),
+    });
     expect(client.rateLimit!.remaining).toBeLessThan(client.rateLimit!.limit);
 
     const got = await client.getPet({ params: { petId: created.body.id } });
@@ -59,7 +63,9 @@ describe('against the real server', () => {
   it('pages through every pet, following Link rel="next"', async () => {
     const made: number[] = [];
     for (let i = 0; i < 7; i++) {
-      const created = await client.createPet({ body: { name: `Sold ${i}`, categoryId: 3000000000 + i, status: 'sold' } });
+      const created = await client.createPet({
+        body: { name: `Sold ${i}`, categoryId: 3000000000 + i, status: 'sold' },
+      });
       if (created.status !== 201) throw new Error(JSON.stringify(created.body));
       made.push(created.body.id);
     }

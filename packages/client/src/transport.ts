@@ -1,6 +1,14 @@
 import { RATE_LIMIT_HEADERS } from '@animal-store/contract';
 import { AnimalStoreNetworkError, networkErrorCode } from './errors.js';
-import { type RetryEvent, type RetryPolicy, parseRetryAfter, retryableNetworkError, retryableStatus, retryDelay, sleep } from './retry.js';
+import {
+  type RetryEvent,
+  type RetryPolicy,
+  parseRetryAfter,
+  retryableNetworkError,
+  retryableStatus,
+  retryDelay,
+  sleep,
+} from './retry.js';
 
 export interface TransportRequest {
   method: string;
@@ -61,7 +69,8 @@ export function createTransport(config: TransportConfig): Transport {
     const method = request.method.toUpperCase();
     const signal = request.signal ?? undefined;
     const headers = new Headers();
-    for (const [name, value] of Object.entries(request.headers ?? {})) if (value !== undefined) headers.set(name, value);
+    for (const [name, value] of Object.entries(request.headers ?? {}))
+      if (value !== undefined) headers.set(name, value);
     headers.set('authorization', `Bearer ${config.apiKey}`);
     if (!headers.has('accept')) headers.set('accept', 'application/json');
     const cached = method === 'GET' ? cache?.get(request.url) : undefined;
@@ -71,14 +80,22 @@ export function createTransport(config: TransportConfig): Transport {
       signal?.throwIfAborted();
       let response: Response;
       try {
-        response = await config.fetch(request.url, { method, headers, body: request.body ?? null, signal: signal ?? null });
+        response = await config.fetch(request.url, {
+          method,
+          headers,
+          body: request.body ?? null,
+          signal: signal ?? null,
+        });
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const errorCode = networkErrorCode(error);
         if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode)) {
           throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error });
         }
-        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, { reason: 'network-error', ...(errorCode ? { errorCode } : {}) });
+        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, {
+          reason: 'network-error',
+          ...(errorCode ? { errorCode } : {}),
+        });
         continue;
       }
 
@@ -93,7 +110,11 @@ export function createTransport(config: TransportConfig): Transport {
         await wait(delayMs, attempt, { reason, status: response.status });
         continue;
       }
-      const result: TransportResponse = { status: response.status, body: await readBody(response), headers: response.headers };
+      const result: TransportResponse = {
+        status: response.status,
+        body: await readBody(response),
+        headers: response.headers,
+      };
       return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
     }
 
@@ -111,7 +132,8 @@ export function createTransport(config: TransportConfig): Transport {
     const limit = read(RATE_LIMIT_HEADERS.limit);
     const remaining = read(RATE_LIMIT_HEADERS.remaining);
     const reset = read(RATE_LIMIT_HEADERS.reset);
-    if (limit !== undefined && remaining !== undefined && reset !== undefined) config.onRateLimit({ limit, remaining, reset });
+    if (limit !== undefined && remaining !== undefined && reset !== undefined)
+      config.onRateLimit({ limit, remaining, reset });
   }
 
   /** Remembers a 200 with an ETag; turns a 304 for a remembered URL into the remembered 200. */
@@ -124,7 +146,8 @@ export function createTransport(config: TransportConfig): Transport {
       return { status: 200, body: structuredClone(cached.body), headers };
     }
     const etag = result.headers.get('etag');
-    if (result.status === 200 && etag) touch(url, { etag, body: structuredClone(result.body), headers: new Headers(result.headers) });
+    if (result.status === 200 && etag)
+      touch(url, { etag, body: structuredClone(result.body), headers: new Headers(result.headers) });
     else if (result.status !== 304) cache.delete(url);
     return result;
   }

@@ -47,7 +47,10 @@ export const RETRY_AFTER_HEADER_DOCS: Record<string, HeaderDoc> = {
 };
 
 export const DEPRECATION_HEADER_DOCS: Record<string, HeaderDoc> = {
-  Deprecation: { description: `RFC 9745: deprecated since ${GET_PET_DEPRECATION.deprecatedAt.toISOString()}.`, schema: { type: 'string' } },
+  Deprecation: {
+    description: `RFC 9745: deprecated since ${GET_PET_DEPRECATION.deprecatedAt.toISOString()}.`,
+    schema: { type: 'string' },
+  },
   Sunset: { description: 'RFC 8594: the operation is removed at this date.', schema: { type: 'string' } },
   Link: { description: 'The successor operation (rel="successor-version").', schema: { type: 'string' } },
 };

@@ -49,7 +49,7 @@ export function buildOpenApiDocument() {
         title: 'Animal Store API',
         version: '1.0.0',
         description:
-          'Keeps a store\'s catalogue of animals. Every operation needs `Authorization: Bearer <API key>`. ' +
+          "Keeps a store's catalogue of animals. Every operation needs `Authorization: Bearer <API key>`. " +
           'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
       },
       servers: [

@@ -33,15 +33,17 @@ function strictDecimal(value: unknown): unknown {
  */
 function decimalParam(name: string, min: number, max: number, meta: OpenApiMeta = {}) {
   const message = `${name} must be an integer from ${min} to ${max}`;
-  const inner = z.number({ invalid_type_error: message, required_error: `${name} is required` })
+  const inner = z
+    .number({ invalid_type_error: message, required_error: `${name} is required` })
     .int(message)
     .min(min, message)
     .max(max, message);
-  return openApi(z.preprocess(strictDecimal, inner), { type: 'integer', minimum: min, maximum: max, ...meta }) as unknown as z.ZodType<
-    number,
-    z.ZodTypeDef,
-    number
-  >;
+  return openApi(z.preprocess(strictDecimal, inner), {
+    type: 'integer',
+    minimum: min,
+    maximum: max,
+    ...meta,
+  }) as unknown as z.ZodType<number, z.ZodTypeDef, number>;
 }
 
 const int64Id = (name: string) =>

@@ -34,7 +34,8 @@ function sfString(value: string): string {
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   const { limiting, now } = decision;
   const banned = decision.reason === 'banned';
-  const banSeconds = banned && decision.banUntil !== null ? Math.max(0, Math.ceil((decision.banUntil - now) / 1000)) : 0;
+  const banSeconds =
+    banned && decision.banUntil !== null ? Math.max(0, Math.ceil((decision.banUntil - now) / 1000)) : 0;
 
   const policy: string[] = [];
   const state: string[] = [];

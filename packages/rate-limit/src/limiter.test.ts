@@ -28,7 +28,10 @@ describe('limiter', () => {
     expect(DEFAULT_BAN_POLICY).toEqual({ maxRefusals: 10, windowMs: 60_000, durationMs: 900_000 });
     const store = createMemoryStore();
     expect(createLimiter({ store, ban: false }).ban).toBeNull();
-    expect(createLimiter({ store, ban: { durationMs: 1000 } }).ban).toEqual({ ...DEFAULT_BAN_POLICY, durationMs: 1000 });
+    expect(createLimiter({ store, ban: { durationMs: 1000 } }).ban).toEqual({
+      ...DEFAULT_BAN_POLICY,
+      durationMs: 1000,
+    });
     expect(() => createLimiter({ store, ban: { maxRefusals: -1 } })).toThrow(RangeError);
   });
 

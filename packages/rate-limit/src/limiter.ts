@@ -148,11 +148,7 @@ export function secondsUntil(now: number, until: number): number {
   return Math.max(1, Math.ceil((until - now) / 1000));
 }
 
-function buildDecision(
-  key: string,
-  windows: readonly WindowLimit[],
-  result: StoreResult,
-): RateLimitDecision {
+function buildDecision(key: string, windows: readonly WindowLimit[], result: StoreResult): RateLimitDecision {
   const now = result.now;
   const states: WindowState[] = [];
   let limiting: WindowState | undefined;

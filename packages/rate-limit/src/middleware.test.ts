@@ -31,7 +31,10 @@ afterEach(async () => {
 
 type Options = Partial<RateLimitMiddlewareOptions<Request, express.Response>>;
 
-async function start(options: Options = {}, store: RateLimitStore = createMemoryStore({ now: () => NOW })): Promise<string> {
+async function start(
+  options: Options = {},
+  store: RateLimitStore = createMemoryStore({ now: () => NOW }),
+): Promise<string> {
   const app = express();
   const limiter = createLimiter({ store });
   app.get('/healthz', (_req, res) => {
@@ -123,9 +126,11 @@ describe('rateLimit middleware', () => {
       }
     }
     expect(codes).toEqual([
-      'ok', 'ok',
+      'ok',
+      'ok',
       ...Array<string>(10).fill('rate_limit_exceeded'),
-      'api_key_banned', 'api_key_banned',
+      'api_key_banned',
+      'api_key_banned',
     ]);
     expect(onBan).toHaveBeenCalledTimes(1);
     expect(onBan.mock.calls[0]![0]).toBe('k4');
@@ -161,7 +166,11 @@ describe('rateLimit middleware', () => {
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     await new Promise<void>((resolve) => server!.close(() => resolve()));
 
-    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')), ...inert };
+    const broken: RateLimitStore = {
+      name: 'broken',
+      consume: () => Promise.reject(new Error('ECONNREFUSED')),
+      ...inert,
+    };
     const base2 = await start({}, createResilientStore({ primary: broken, mode: 'refuse' }));
     const res2 = await fetch(`${base2}/ok`);
     expect(res2.status).toBe(503);
@@ -171,8 +180,16 @@ describe('rateLimit middleware', () => {
 
   it('reports fallback decisions to hooks.onFallback and still limits', async () => {
     const onFallback = vi.fn();
-    const broken: RateLimitStore = { name: 'broken', consume: () => Promise.reject(new Error('ECONNREFUSED')), ...inert };
-    const store = createResilientStore({ primary: broken, mode: 'fallback', fallback: createMemoryStore({ now: () => NOW }) });
+    const broken: RateLimitStore = {
+      name: 'broken',
+      consume: () => Promise.reject(new Error('ECONNREFUSED')),
+      ...inert,
+    };
+    const store = createResilientStore({
+      primary: broken,
+      mode: 'fallback',
+      fallback: createMemoryStore({ now: () => NOW }),
+    });
     const base = await start({ hooks: { onFallback } }, store);
     const res = await fetch(`${base}/ok`, { headers: { 'x-api-key': 'k6' } });
     expect(res.status).toBe(200);
@@ -200,7 +217,10 @@ describe('rateLimit middleware without skip (synchronous decisions)', () => {
   it('answers from a store with consumeSync without a promise: next() runs before the middleware returns', () => {
     const store = createMemoryStore({ now: () => NOW });
     const consume = vi.spyOn(store, 'consume');
-    const middleware = rateLimit({ limiter: createLimiter({ store }), identify: () => ({ key: 'sync', windows: TIGHT }) });
+    const middleware = rateLimit({
+      limiter: createLimiter({ store }),
+      identify: () => ({ key: 'sync', windows: TIGHT }),
+    });
     const headers = new Map<string, unknown>();
     const res = { headersSent: false, setHeader: (name: string, value: unknown) => headers.set(name, value) };
     const next = vi.fn();

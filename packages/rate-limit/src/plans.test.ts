@@ -19,7 +19,9 @@ describe('plans', () => {
   });
 
   it('uses the key’s own limits for enterprise, falling back to business per missing value', () => {
-    expect(limitsForPlan('enterprise', { perMinute: 5000, perDay: 2_000_000 }).map((w) => w.limit)).toEqual([5000, 2_000_000]);
+    expect(limitsForPlan('enterprise', { perMinute: 5000, perDay: 2_000_000 }).map((w) => w.limit)).toEqual([
+      5000, 2_000_000,
+    ]);
     expect(limitsForPlan('enterprise', { perMinute: 5000, perDay: null }).map((w) => w.limit)).toEqual([5000, 100_000]);
     expect(limitsForPlan('enterprise').map((w) => w.limit)).toEqual([1000, 100_000]);
   });

@@ -113,7 +113,10 @@ describe('redis store, concurrency', () => {
       Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? one : two).consume('concurrent-fixed', w)),
     );
     expect(decisions.filter((d) => d.allowed)).toHaveLength(60);
-    const used = decisions.filter((d) => d.allowed).map((d) => d.windows[0]!.used).sort((x, y) => x - y);
+    const used = decisions
+      .filter((d) => d.allowed)
+      .map((d) => d.windows[0]!.used)
+      .sort((x, y) => x - y);
     expect(used).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(decisions.filter((d) => !d.allowed).every((d) => d.windows[1]!.used === 60)).toBe(true);
   });

@@ -3,7 +3,6 @@ import type { Cluster, RedisOptions } from 'ioredis';
 import { RATE_LIMIT_LUA } from './lua-scripts/rate-limit.js';
 import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
 
-
 const COMMAND = 'animalStoreRateLimit';
 
 type ScriptReply = [number, string, string, number, ...number[]];
@@ -68,7 +67,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // All keys of an identity share its hash tag, so they live on one node; SCAN each master for them (an admin
       // action, rare): the window lengths an identity was charged under are not known here.
       const pattern = `${globEscape(`{${prefix}${identity}}`)}:*`;
-      const nodes = 'nodes' in client && typeof client.nodes === 'function' ? (client as Cluster).nodes('master') : [client as Redis];
+      const nodes =
+        'nodes' in client && typeof client.nodes === 'function'
+          ? (client as Cluster).nodes('master')
+          : [client as Redis];
       await Promise.all(nodes.map((node) => deleteMatching(node, pattern)));
     },
     async close() {

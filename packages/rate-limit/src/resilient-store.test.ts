@@ -31,7 +31,8 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const c of clients.splice(0)) c.disconnect();
   // A test that failed after stopping Redis must not take the next ones down with it.
-  if (server === undefined || server.exitCode !== null || server.signalCode !== null) server = await startRedisServer(port);
+  if (server === undefined || server.exitCode !== null || server.signalCode !== null)
+    server = await startRedisServer(port);
 });
 afterAll(async () => {
   await killProcess(server);
@@ -93,7 +94,20 @@ describe('resilient store over a real Redis outage', () => {
     }
     expect(results.every((d) => d.source === 'memory' && d.fallbackError !== undefined)).toBe(true);
     // the fallback really limits: a fresh per-process counter, 5/minute
-    expect(results.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false, false, false, false, false, false]);
+    expect(results.map((d) => d.allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(onFallback).toHaveBeenCalledTimes(1);
     expect(onRecover).not.toHaveBeenCalled();
 
@@ -111,7 +125,11 @@ describe('resilient store over a real Redis outage', () => {
   it('refuse mode: throws a 503 RateLimitStoreUnavailableError quickly, then recovers', async () => {
     const client = await newClient();
     const limiter = createLimiter({
-      store: createResilientStore({ primary: createRedisStore({ client, prefix }), mode: 'refuse', retryIntervalMs: 100 }),
+      store: createResilientStore({
+        primary: createRedisStore({ client, prefix }),
+        mode: 'refuse',
+        retryIntervalMs: 100,
+      }),
     });
     expect((await limiter.consume('refuse', W)).source).toBe('redis');
 
@@ -163,7 +181,12 @@ describe('resilient store, unit', () => {
   const hanging: RateLimitStore = { name: 'hanging', consume: () => new Promise(() => undefined), ...inert };
 
   it('bounds a hanging primary by timeoutMs and falls back', async () => {
-    const store = createResilientStore({ primary: hanging, mode: 'fallback', timeoutMs: 50, fallback: createMemoryStore() });
+    const store = createResilientStore({
+      primary: hanging,
+      mode: 'fallback',
+      timeoutMs: 50,
+      fallback: createMemoryStore(),
+    });
     const limiter = createLimiter({ store });
     const { value, ms } = await timed(() => limiter.consume('hang', W));
     expect(value.source).toBe('memory');
@@ -175,7 +198,12 @@ describe('resilient store, unit', () => {
   it('skips a known-down primary until the retry interval elapsed', async () => {
     let t = 0;
     const consume = vi.fn(() => Promise.reject(new Error('down')));
-    const store = createResilientStore({ primary: { name: 'p', consume, ...inert }, mode: 'fallback', retryIntervalMs: 1000, now: () => t });
+    const store = createResilientStore({
+      primary: { name: 'p', consume, ...inert },
+      mode: 'fallback',
+      retryIntervalMs: 1000,
+      now: () => t,
+    });
     const limiter = createLimiter({ store });
     await limiter.consume('k', W);
     await limiter.consume('k', W);

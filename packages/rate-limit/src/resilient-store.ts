@@ -55,7 +55,6 @@ export function createResilientStore(options: ResilientStoreOptions): ResilientS
   let probing = false;
   let lastError: unknown;
 
-
   const onPrimaryError = (err: unknown): void => {
     lastError = err;
     nextProbeAt = clock() + retryIntervalMs;

@@ -30,7 +30,10 @@ export function barChart(title: string, subtitle: string, bars: Bar[]): string {
     })
     .join('\n');
   const legend = (Object.keys(COLORS) as Bar['kind'][])
-    .map((k, i) => `<rect x="${left + i * 140}" y="${height - 26}" width="12" height="12" fill="${COLORS[k]}"/><text x="${left + i * 140 + 18}" y="${height - 16}">${k}</text>`)
+    .map(
+      (k, i) =>
+        `<rect x="${left + i * 140}" y="${height - 26}" width="12" height="12" fill="${COLORS[k]}"/><text x="${left + i * 140 + 18}" y="${height - 16}">${k}</text>`,
+    )
     .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="13">
 <rect width="100%" height="100%" fill="#fff"/>

@@ -98,16 +98,22 @@ export function byPackage(file: string): Array<{ pkg: string; selfMs: number; sh
     else pkg = frame.functionName.startsWith('(') ? frame.functionName : '(native / V8)';
     sums.set(pkg, (sums.get(pkg) ?? 0) + us);
   }
-  return [...sums.entries()].map(([pkg, us]) => ({ pkg, selfMs: us / 1000, share: us / total })).sort((a, b) => b.selfMs - a.selfMs);
+  return [...sums.entries()]
+    .map(([pkg, us]) => ({ pkg, selfMs: us / 1000, share: us / total }))
+    .sort((a, b) => b.selfMs - a.selfMs);
 }
 
 export function printTop(file: string, n = 25): void {
   const { entries, totalMs, idleMs } = topFunctions(file, n);
   console.log(`${file}: busy ${totalMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms`);
   console.log('  self ms   share  function  (where)');
-  for (const e of entries) console.log(`${e.selfMs.toFixed(1).padStart(8)} ${(e.share * 100).toFixed(1).padStart(6)}%  ${e.name}  (${e.where})`);
+  for (const e of entries)
+    console.log(
+      `${e.selfMs.toFixed(1).padStart(8)} ${(e.share * 100).toFixed(1).padStart(6)}%  ${e.name}  (${e.where})`,
+    );
   console.log('\n  by package:');
-  for (const p of byPackage(file).slice(0, 15)) console.log(`${p.selfMs.toFixed(1).padStart(8)} ${(p.share * 100).toFixed(1).padStart(6)}%  ${p.pkg}`);
+  for (const p of byPackage(file).slice(0, 15))
+    console.log(`${p.selfMs.toFixed(1).padStart(8)} ${(p.share * 100).toFixed(1).padStart(6)}%  ${p.pkg}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

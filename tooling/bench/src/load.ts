@@ -96,7 +96,12 @@ function closed(spec: LoadSpec): Promise<LoadResult> {
         pipelining: 1,
         duration: spec.durationSec,
         timeout: 10,
-        requests: spec.requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers ?? {}, ...(r.body === undefined ? {} : { body: r.body }) })),
+        requests: spec.requests.map((r) => ({
+          method: r.method,
+          path: r.path,
+          headers: r.headers ?? {},
+          ...(r.body === undefined ? {} : { body: r.body }),
+        })),
       },
       (err, result) => {
         if (err) {

@@ -49,7 +49,12 @@ async function runSequential(consume: Consume, ops: number): Promise<number> {
   return ops / ((performance.now() - start) / 1000);
 }
 
-async function runConcurrent(consume: Consume, ops: number, inFlight: number, key: (i: number) => string = keyAt): Promise<number> {
+async function runConcurrent(
+  consume: Consume,
+  ops: number,
+  inFlight: number,
+  key: (i: number) => string = keyAt,
+): Promise<number> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < ops) {
@@ -75,11 +80,7 @@ interface Row {
 }
 
 /** Alternating A/B rounds (order flipped each round to cancel drift). */
-async function abRounds(
-  scenario: string,
-  ours: () => Promise<number>,
-  theirs: () => Promise<number>,
-): Promise<Row> {
+async function abRounds(scenario: string, ours: () => Promise<number>, theirs: () => Promise<number>): Promise<Row> {
   const row: Row = { scenario, ours: [], theirs: [] };
   await ours(); // warm-up (JIT, script cache, connections)
   await theirs();
@@ -136,9 +137,13 @@ async function main(): Promise<void> {
     throw new Error(`bench runs against 127.0.0.1 only (REDIS_URL=${REDIS_URL})`);
   }
   const prefix = `rlbench:${randomBytes(4).toString('hex')}:`;
-  console.log(`rate-limit bench: ${ROUNDS} alternating A/B rounds; ${IDENTITIES} identities; windows minute+day (allowed path)`);
+  console.log(
+    `rate-limit bench: ${ROUNDS} alternating A/B rounds; ${IDENTITIES} identities; windows minute+day (allowed path)`,
+  );
   console.log(`memory: ${fmt(MEMORY_OPS)} sequential decisions per round`);
-  console.log(`redis : ${fmt(REDIS_OPS)} decisions per round, ${IN_FLIGHT} in flight, ${REDIS_URL}, prefix ${prefix}\n`);
+  console.log(
+    `redis : ${fmt(REDIS_OPS)} decisions per round, ${IN_FLIGHT} in flight, ${REDIS_URL}, prefix ${prefix}\n`,
+  );
 
   const rows: Row[] = [];
 
@@ -167,8 +172,18 @@ async function main(): Promise<void> {
   try {
     const limiter = createLimiter({ store: createRedisStore({ client: oursClient, prefix: `${prefix}ours:` }) });
     const union = new RateLimiterUnion(
-      new RateLimiterRedis({ storeClient: theirsClient, keyPrefix: `${prefix}rlflx-m`, points: PER_MINUTE, duration: 60 }),
-      new RateLimiterRedis({ storeClient: theirsClient, keyPrefix: `${prefix}rlflx-d`, points: PER_DAY, duration: 86_400 }),
+      new RateLimiterRedis({
+        storeClient: theirsClient,
+        keyPrefix: `${prefix}rlflx-m`,
+        points: PER_MINUTE,
+        duration: 60,
+      }),
+      new RateLimiterRedis({
+        storeClient: theirsClient,
+        keyPrefix: `${prefix}rlflx-d`,
+        points: PER_DAY,
+        duration: 86_400,
+      }),
     );
     rows.push(
       await abRounds(

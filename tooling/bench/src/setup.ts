@@ -47,7 +47,12 @@ export interface RunningServer {
 const running = new Set<RunningServer>();
 
 /** Starts `node [nodeArgs] script` with PORT/HOST set and waits until GET /healthz answers 200. */
-export async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
+export async function startServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<RunningServer> {
   const port = await freePort();
   let stderr = '';
   const child = spawn(process.execPath, [...nodeArgs, script], {
@@ -100,7 +105,18 @@ export async function stopAll(): Promise<void> {
 export async function createKey(databaseUrl: string): Promise<string> {
   const { stdout } = await run(
     process.execPath,
-    [join(SERVER_DIST, 'cli/keys.js'), 'create', '--plan', 'enterprise', '--per-minute', '100000000', '--per-day', '1000000000', '--name', 'bench'],
+    [
+      join(SERVER_DIST, 'cli/keys.js'),
+      'create',
+      '--plan',
+      'enterprise',
+      '--per-minute',
+      '100000000',
+      '--per-day',
+      '1000000000',
+      '--name',
+      'bench',
+    ],
     { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, timeout: 60_000 },
   );
   const raw = stdout.trim().split('\n').pop() ?? '';

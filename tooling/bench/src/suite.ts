@@ -39,7 +39,9 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const LOG_LEVEL = process.env['BENCH_LOG_LEVEL'] ?? 'warn';
-const ONLY = new Set((process.env['BENCH_ONLY'] ?? 'throughput,growth,latency,memory,ratelimit').split(',').map((s) => s.trim()));
+const ONLY = new Set(
+  (process.env['BENCH_ONLY'] ?? 'throughput,growth,latency,memory,ratelimit').split(',').map((s) => s.trim()),
+);
 const MEMORY_SECONDS = Number(process.env['BENCH_MEMORY_SECONDS'] ?? 60);
 const FIXED_RATE = 1000;
 const FIXED_SECONDS = 10;
@@ -53,7 +55,9 @@ const dbs: BenchDatabase[] = [];
 
 function load(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(BENCH_DIST, 'load.js'), [JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(BENCH_DIST, 'load.js'), [JSON.stringify(spec)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let result: LoadResult | undefined;
     const timer = setTimeout(() => child.kill('SIGKILL'), (spec.durationSec + 60) * 1000);
     child.on('message', (m) => {
@@ -79,10 +83,16 @@ interface Target {
 }
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-const list = (key: string, query = ''): LoadRequest => ({ method: 'GET', path: `/v1/pets${query}`, headers: auth(key) });
+const list = (key: string, query = ''): LoadRequest => ({
+  method: 'GET',
+  path: `/v1/pets${query}`,
+  headers: auth(key),
+});
 /** 40 different pages of 20 (cursors after pet 20, 40, … 800), sent in turn: reads that share less. */
 const distinctPages = (key: string): LoadRequest[] =>
-  Array.from({ length: 40 }, (_, i) => list(key, `?limit=20&cursor=${Buffer.from(`p1.${(i + 1) * 20}`, 'utf8').toString('base64url')}`));
+  Array.from({ length: 40 }, (_, i) =>
+    list(key, `?limit=20&cursor=${Buffer.from(`p1.${(i + 1) * 20}`, 'utf8').toString('base64url')}`),
+  );
 const get = (key: string, id = 7): LoadRequest => ({ method: 'GET', path: `/v1/pets/${id}`, headers: auth(key) });
 const create = (key: string): LoadRequest => ({
   method: 'POST',
@@ -91,8 +101,19 @@ const create = (key: string): LoadRequest => ({
   body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'available' }),
 });
 
-async function appServer(name: string, db: BenchDatabase, redis: boolean, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<RunningServer> {
-  return startServer(name, SERVER_MAIN, { DATABASE_URL: db.url, LOG_LEVEL: LOG_LEVEL, ...(redis ? { REDIS_URL } : { REDIS_URL: '' }), ...env }, nodeArgs);
+async function appServer(
+  name: string,
+  db: BenchDatabase,
+  redis: boolean,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<RunningServer> {
+  return startServer(
+    name,
+    SERVER_MAIN,
+    { DATABASE_URL: db.url, LOG_LEVEL: LOG_LEVEL, ...(redis ? { REDIS_URL } : { REDIS_URL: '' }), ...env },
+    nodeArgs,
+  );
 }
 
 /** The SQLite list page cache turned off: every list reads the database (the figure without the cache, and growth). */
@@ -110,19 +131,40 @@ const CLOCK_TICKS = 100;
 /** Runs every target once per round, alternating the order each round; returns results by target name. */
 type RoundResult = LoadResult & { serverCpuUsPerRequest: number };
 
-async function rounds(targets: Target[], opts: { seconds: number; connections: number; rounds: number }): Promise<Map<string, RoundResult[]>> {
+async function rounds(
+  targets: Target[],
+  opts: { seconds: number; connections: number; rounds: number },
+): Promise<Map<string, RoundResult[]>> {
   const out = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
   for (const t of targets) {
-    await load({ mode: 'closed', origin: t.server.origin, requests: t.requests, connections: opts.connections, durationSec: 2 }); // warm-up
+    await load({
+      mode: 'closed',
+      origin: t.server.origin,
+      requests: t.requests,
+      connections: opts.connections,
+      durationSec: 2,
+    }); // warm-up
   }
   for (let r = 0; r < opts.rounds; r++) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
       const cpuBefore = cpuMs(t.server.pid);
-      const loaded = await load({ mode: 'closed', origin: t.server.origin, requests: t.requests, connections: opts.connections, durationSec: opts.seconds });
-      const res = { ...loaded, serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx) };
+      const loaded = await load({
+        mode: 'closed',
+        origin: t.server.origin,
+        requests: t.requests,
+        connections: opts.connections,
+        durationSec: opts.seconds,
+      });
+      const res = {
+        ...loaded,
+        serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx),
+      };
       out.get(t.name)!.push(res);
-      const bad = res.non2xx + res.errors > 0 ? `  (!) non-2xx ${res.non2xx}, errors ${res.errors} ${JSON.stringify(res.statusCodes)}` : '';
+      const bad =
+        res.non2xx + res.errors > 0
+          ? `  (!) non-2xx ${res.non2xx}, errors ${res.errors} ${JSON.stringify(res.statusCodes)}`
+          : '';
       console.log(
         `  round ${r + 1}  ${t.label.padEnd(38)} ${fmtInt(res.rps).padStart(7)} req/s   p50 ${fmtMs(res.p50)}  p99 ${fmtMs(res.p99)}  server CPU ${res.serverCpuUsPerRequest.toFixed(0)} µs/req${bad}`,
       );
@@ -160,8 +202,13 @@ function summarise(t: { name: string; label: string; kind: Bar['kind'] }, result
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i === 0 ? ` ${'-'.repeat(w)} ` : ` ${'-'.repeat(w - 1)}: `)).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 0 ? ` ${'-'.repeat(w)} ` : ` ${'-'.repeat(w - 1)}: `)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 const check = (ok: boolean) => (ok ? 'met' : 'NOT met');
@@ -173,14 +220,21 @@ async function checkSameBytes(servers: { server: RunningServer; key?: string }[]
   for (const { server, key } of servers) {
     const res = await fetch(`${server.origin}/v1/pets`, key ? { headers: auth(key) } : {});
     const text = await res.text();
-    if (res.status !== 200 || text !== expected) throw new Error(`${server.name}: GET /v1/pets did not answer the canned page (status ${res.status})`);
+    if (res.status !== 200 || text !== expected)
+      throw new Error(`${server.name}: GET /v1/pets did not answer the canned page (status ${res.status})`);
   }
 }
 
-async function rateLimitBench(): Promise<{ output: string; rows: Array<{ scenario: string; ours: number; theirs: number; ratio: string }> }> {
+async function rateLimitBench(): Promise<{
+  output: string;
+  rows: Array<{ scenario: string; ours: number; theirs: number; ratio: string }>;
+}> {
   const script = join(REPO_ROOT, 'tooling/bench/dist/rate-limit.js');
   if (!existsSync(script)) throw new Error(`${script} missing: build tooling/bench first`);
-  const { stdout } = await promisify(execFile)(process.execPath, [script], { env: { ...process.env, REDIS_URL }, timeout: 120_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, [script], {
+    env: { ...process.env, REDIS_URL },
+    timeout: 120_000,
+  });
   const rows = stdout
     .split('\n')
     .filter((l) => /^\| (memory|redis)/.test(l))
@@ -196,7 +250,11 @@ async function profile(provider: string, op: string): Promise<void> {
   const dir = join(RESULTS, 'profiles');
   mkdirSync(dir, { recursive: true });
   const baseline = provider === 'floor' || provider === 'ceiling';
-  const db = baseline ? { url: '', key: '', drop: async () => undefined } : provider === 'postgres' ? await postgresDatabase(CATALOGUE_SIZE) : await sqliteDatabase(CATALOGUE_SIZE);
+  const db = baseline
+    ? { url: '', key: '', drop: async () => undefined }
+    : provider === 'postgres'
+      ? await postgresDatabase(CATALOGUE_SIZE)
+      : await sqliteDatabase(CATALOGUE_SIZE);
   dbs.push(db);
   const before = new Set(readdirSync(dir));
   try {
@@ -204,9 +262,23 @@ async function profile(provider: string, op: string): Promise<void> {
     const server = baseline
       ? await startServer(provider, join(BENCH_DIST, `baselines/${provider}.js`), {}, prof)
       : await appServer(`profile-${provider}`, db, provider === 'postgres', prof);
-    const requests = baseline ? [{ method: 'GET' as const, path: '/v1/pets' }] : op === 'create' ? [create(db.key)] : op === 'get' ? [get(db.key)] : [list(db.key)];
-    const res = await load({ mode: 'closed', origin: server.origin, requests, connections: CONNECTIONS, durationSec: Number(process.env['BENCH_PROFILE_SECONDS'] ?? 10) });
-    console.log(`profile ${provider} ${op}: ${fmtInt(res.rps)} req/s under --cpu-prof, p50 ${fmtMs(res.p50)}, non-2xx ${res.non2xx}`);
+    const requests = baseline
+      ? [{ method: 'GET' as const, path: '/v1/pets' }]
+      : op === 'create'
+        ? [create(db.key)]
+        : op === 'get'
+          ? [get(db.key)]
+          : [list(db.key)];
+    const res = await load({
+      mode: 'closed',
+      origin: server.origin,
+      requests,
+      connections: CONNECTIONS,
+      durationSec: Number(process.env['BENCH_PROFILE_SECONDS'] ?? 10),
+    });
+    console.log(
+      `profile ${provider} ${op}: ${fmtInt(res.rps)} req/s under --cpu-prof, p50 ${fmtMs(res.p50)}, non-2xx ${res.non2xx}`,
+    );
     await server.stop();
   } finally {
     await stopAll();
@@ -218,7 +290,8 @@ async function profile(provider: string, op: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} missing: run \`pnpm build\` (or \`pnpm bench\`, which builds first)`);
+  if (!existsSync(SERVER_MAIN))
+    throw new Error(`${SERVER_MAIN} missing: run \`pnpm build\` (or \`pnpm bench\`, which builds first)`);
   const argv = process.argv.slice(2);
   if (argv[0] === '--profile') {
     await profile(argv[1] ?? 'sqlite', argv[2] ?? 'list');
@@ -238,9 +311,15 @@ async function main(): Promise<void> {
   };
   console.log(`animal-store bench  ${startedAt.toISOString()}`);
   console.log(`machine: ${machine.nproc} cpus, ${machine.cpu}, ${machine.memoryGiB} GiB, node ${machine.node}`);
-  console.log(`closed runs: ${CONNECTIONS} keep-alive connections, ${SECONDS} s per run, ${ROUNDS} alternating rounds, medians; servers LOG_LEVEL=${LOG_LEVEL}\n`);
+  console.log(
+    `closed runs: ${CONNECTIONS} keep-alive connections, ${SECONDS} s per run, ${ROUNDS} alternating rounds, medians; servers LOG_LEVEL=${LOG_LEVEL}\n`,
+  );
 
-  const report: Record<string, unknown> = { startedAt: startedAt.toISOString(), machine, settings: { SECONDS, ROUNDS, CONNECTIONS, LOG_LEVEL } };
+  const report: Record<string, unknown> = {
+    startedAt: startedAt.toISOString(),
+    machine,
+    settings: { SECONDS, ROUNDS, CONNECTIONS, LOG_LEVEL },
+  };
   const lines: string[] = [];
   const out = (s = '') => {
     console.log(s);
@@ -260,8 +339,12 @@ async function main(): Promise<void> {
       dbs.push(postgres);
       const ceiling = await startServer('ceiling', join(BENCH_DIST, 'baselines/ceiling.js'), {});
       const floor = await startServer('floor', join(BENCH_DIST, 'baselines/floor.js'), {});
-      const floorPlain = await startServer('floor-plain', join(BENCH_DIST, 'baselines/floor.js'), { FLOOR_SERVER: 'plain' });
-      const handwritten = await startServer('handwritten', join(BENCH_DIST, 'baselines/handwritten.js'), { DATABASE_FILE: sqlite.url.slice('file:'.length) });
+      const floorPlain = await startServer('floor-plain', join(BENCH_DIST, 'baselines/floor.js'), {
+        FLOOR_SERVER: 'plain',
+      });
+      const handwritten = await startServer('handwritten', join(BENCH_DIST, 'baselines/handwritten.js'), {
+        DATABASE_FILE: sqlite.url.slice('file:'.length),
+      });
       sqliteServer = await appServer('server-sqlite-memory', sqlite, false);
       const sqliteUncached = await appServer('server-sqlite-memory-no-page-cache', sqlite, false, [], NO_PAGE_CACHE);
       const pgServer = await appServer('server-postgres-redis', postgres, true);
@@ -280,26 +363,106 @@ async function main(): Promise<void> {
       if (ONLY.has('throughput')) {
         console.log('throughput (closed loop):');
         const all: Target[] = [
-          { name: 'ceiling', label: 'ceiling: node:http canned page', kind: 'baseline', server: ceiling, requests: [{ method: 'GET', path: '/v1/pets' }] },
-          { name: 'floor', label: 'floor: Express canned page', kind: 'baseline', server: floor, requests: [{ method: 'GET', path: '/v1/pets' }] },
-          { name: 'floor-plain', label: 'floor on plain app.listen', kind: 'baseline', server: floorPlain, requests: [{ method: 'GET', path: '/v1/pets' }] },
-          { name: 'handwritten', label: 'reference: hand-written list', kind: 'baseline', server: handwritten, requests: [list(sqlite.key)] },
-          { name: 'sqlite-list', label: 'SQLite+memory  list (limit 20)', kind: 'sqlite', server: sqliteServer, requests: [list(sqlite.key)] },
-          { name: 'sqlite-list-uncached', label: 'SQLite+memory  list, page cache off', kind: 'sqlite', server: sqliteUncached, requests: [list(sqlite.key)] },
-          { name: 'sqlite-create', label: 'SQLite+memory  create', kind: 'sqlite', server: sqliteServer, requests: [create(sqlite.key)] },
-          { name: 'sqlite-get', label: 'SQLite+memory  get by id', kind: 'sqlite', server: sqliteServer, requests: [get(sqlite.key)] },
-          { name: 'pg-list', label: 'Postgres+Redis list (limit 20)', kind: 'postgres', server: pgServer, requests: [list(postgres.key)] },
-          { name: 'pg-list-uncoalesced', label: 'Postgres+Redis list, coalescing off', kind: 'postgres', server: pgUncoalesced, requests: [list(postgres.key)] },
-          { name: 'pg-list-distinct', label: 'Postgres+Redis list, 40 pages in turn', kind: 'postgres', server: pgServer, requests: distinctPages(postgres.key) },
-          { name: 'pg-create', label: 'Postgres+Redis create', kind: 'postgres', server: pgServer, requests: [create(postgres.key)] },
-          { name: 'pg-get', label: 'Postgres+Redis get by id', kind: 'postgres', server: pgServer, requests: [get(postgres.key)] },
+          {
+            name: 'ceiling',
+            label: 'ceiling: node:http canned page',
+            kind: 'baseline',
+            server: ceiling,
+            requests: [{ method: 'GET', path: '/v1/pets' }],
+          },
+          {
+            name: 'floor',
+            label: 'floor: Express canned page',
+            kind: 'baseline',
+            server: floor,
+            requests: [{ method: 'GET', path: '/v1/pets' }],
+          },
+          {
+            name: 'floor-plain',
+            label: 'floor on plain app.listen',
+            kind: 'baseline',
+            server: floorPlain,
+            requests: [{ method: 'GET', path: '/v1/pets' }],
+          },
+          {
+            name: 'handwritten',
+            label: 'reference: hand-written list',
+            kind: 'baseline',
+            server: handwritten,
+            requests: [list(sqlite.key)],
+          },
+          {
+            name: 'sqlite-list',
+            label: 'SQLite+memory  list (limit 20)',
+            kind: 'sqlite',
+            server: sqliteServer,
+            requests: [list(sqlite.key)],
+          },
+          {
+            name: 'sqlite-list-uncached',
+            label: 'SQLite+memory  list, page cache off',
+            kind: 'sqlite',
+            server: sqliteUncached,
+            requests: [list(sqlite.key)],
+          },
+          {
+            name: 'sqlite-create',
+            label: 'SQLite+memory  create',
+            kind: 'sqlite',
+            server: sqliteServer,
+            requests: [create(sqlite.key)],
+          },
+          {
+            name: 'sqlite-get',
+            label: 'SQLite+memory  get by id',
+            kind: 'sqlite',
+            server: sqliteServer,
+            requests: [get(sqlite.key)],
+          },
+          {
+            name: 'pg-list',
+            label: 'Postgres+Redis list (limit 20)',
+            kind: 'postgres',
+            server: pgServer,
+            requests: [list(postgres.key)],
+          },
+          {
+            name: 'pg-list-uncoalesced',
+            label: 'Postgres+Redis list, coalescing off',
+            kind: 'postgres',
+            server: pgUncoalesced,
+            requests: [list(postgres.key)],
+          },
+          {
+            name: 'pg-list-distinct',
+            label: 'Postgres+Redis list, 40 pages in turn',
+            kind: 'postgres',
+            server: pgServer,
+            requests: distinctPages(postgres.key),
+          },
+          {
+            name: 'pg-create',
+            label: 'Postgres+Redis create',
+            kind: 'postgres',
+            server: pgServer,
+            requests: [create(postgres.key)],
+          },
+          {
+            name: 'pg-get',
+            label: 'Postgres+Redis get by id',
+            kind: 'postgres',
+            server: pgServer,
+            requests: [get(postgres.key)],
+          },
         ];
         const res = await rounds(all, { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS });
         throughput = all.map((t) => summarise(t, res.get(t.name)!));
         report['throughput'] = throughput;
       }
       if (ONLY.has('latency')) {
-        console.log(`\nfixed rate (open loop, ${FIXED_RATE} req/s for ${FIXED_SECONDS} s, latency from the scheduled send time):`);
+        console.log(
+          `\nfixed rate (open loop, ${FIXED_RATE} req/s for ${FIXED_SECONDS} s, latency from the scheduled send time):`,
+        );
         const fixed: Array<{ label: string; res: LoadResult }> = [];
         for (const [label, server, req] of [
           ['floor: Express canned page', floor, { method: 'GET', path: '/v1/pets' }],
@@ -309,18 +472,37 @@ async function main(): Promise<void> {
           ['Postgres+Redis list (limit 20)', pgServer, list(postgres.key)],
           ['Postgres+Redis list, coalescing off', pgUncoalesced, list(postgres.key)],
         ] as const) {
-          await load({ mode: 'open', origin: server.origin, requests: [req], connections: 64, durationSec: 2, rate: FIXED_RATE }); // warm-up
-          const res = await load({ mode: 'open', origin: server.origin, requests: [req], connections: 64, durationSec: FIXED_SECONDS, rate: FIXED_RATE });
-          console.log(`  ${label.padEnd(34)} ${fmtInt(res.rps)} req/s   p50 ${fmtMs(res.p50)}  p90 ${fmtMs(res.p90)}  p99 ${fmtMs(res.p99)}  max ${fmtMs(res.max)}  non-2xx ${res.non2xx}`);
+          await load({
+            mode: 'open',
+            origin: server.origin,
+            requests: [req],
+            connections: 64,
+            durationSec: 2,
+            rate: FIXED_RATE,
+          }); // warm-up
+          const res = await load({
+            mode: 'open',
+            origin: server.origin,
+            requests: [req],
+            connections: 64,
+            durationSec: FIXED_SECONDS,
+            rate: FIXED_RATE,
+          });
+          console.log(
+            `  ${label.padEnd(34)} ${fmtInt(res.rps)} req/s   p50 ${fmtMs(res.p50)}  p90 ${fmtMs(res.p90)}  p99 ${fmtMs(res.p99)}  max ${fmtMs(res.max)}  non-2xx ${res.non2xx}`,
+          );
           fixed.push({ label, res });
         }
         report['fixedRate'] = fixed;
       }
       if (ONLY.has('memory')) {
-        console.log(`\nmemory: RSS of the SQLite server over ${MEMORY_SECONDS} s of closed-loop load (list, list, get, create in turn), sampled every 5 s:`);
+        console.log(
+          `\nmemory: RSS of the SQLite server over ${MEMORY_SECONDS} s of closed-loop load (list, list, get, create in turn), sampled every 5 s:`,
+        );
         const samples: Array<{ t: number; rssMiB: number }> = [];
         const started = Date.now();
-        const sample = () => samples.push({ t: Math.round((Date.now() - started) / 1000), rssMiB: rssBytes(sqliteServer!.pid) / 2 ** 20 });
+        const sample = () =>
+          samples.push({ t: Math.round((Date.now() - started) / 1000), rssMiB: rssBytes(sqliteServer!.pid) / 2 ** 20 });
         sample();
         const timer = setInterval(sample, 5000);
         const res = await load({
@@ -336,13 +518,23 @@ async function main(): Promise<void> {
         const rss = samples.slice(1).map((s) => s.rssMiB);
         console.log(`  ${samples.map((s) => `${s.t}s:${s.rssMiB.toFixed(0)}`).join('  ')} MiB`);
         console.log(`  ${fmtInt(res.rps)} req/s, non-2xx ${res.non2xx}`);
-        report['memory'] = { samples, idle: samples[0]!.rssMiB, rps: res.rps, non2xx: res.non2xx, first: rss[0], last: rss[rss.length - 1], max: Math.max(...rss) };
+        report['memory'] = {
+          samples,
+          idle: samples[0]!.rssMiB,
+          rps: res.rps,
+          non2xx: res.non2xx,
+          first: rss[0],
+          last: rss[rss.length - 1],
+          max: Math.max(...rss),
+        };
       }
     }
 
     let growth: { small: Summary; large: Summary } | undefined;
     if (ONLY.has('growth')) {
-      console.log(`\ncost growth: GET /v1/pets?status=sold&limit=100 (sold pets created last) on ${fmtInt(GROWTH_SMALL)} and ${fmtInt(GROWTH_LARGE)} pets, SQLite+memory, page cache off:`);
+      console.log(
+        `\ncost growth: GET /v1/pets?status=sold&limit=100 (sold pets created last) on ${fmtInt(GROWTH_SMALL)} and ${fmtInt(GROWTH_LARGE)} pets, SQLite+memory, page cache off:`,
+      );
       const small = await sqliteDatabase(GROWTH_SMALL);
       dbs.push(small);
       const large = await sqliteDatabase(GROWTH_LARGE);
@@ -352,8 +544,20 @@ async function main(): Promise<void> {
       const sLarge = await appServer('growth-50k', large, false, [], NO_PAGE_CACHE);
       const q = '?status=sold&limit=100';
       const gt: Target[] = [
-        { name: 'small', label: `filtered page, ${fmtInt(GROWTH_SMALL)} pets`, kind: 'sqlite', server: sSmall, requests: [list(small.key, q)] },
-        { name: 'large', label: `filtered page, ${fmtInt(GROWTH_LARGE)} pets`, kind: 'sqlite', server: sLarge, requests: [list(large.key, q)] },
+        {
+          name: 'small',
+          label: `filtered page, ${fmtInt(GROWTH_SMALL)} pets`,
+          kind: 'sqlite',
+          server: sSmall,
+          requests: [list(small.key, q)],
+        },
+        {
+          name: 'large',
+          label: `filtered page, ${fmtInt(GROWTH_LARGE)} pets`,
+          kind: 'sqlite',
+          server: sLarge,
+          requests: [list(large.key, q)],
+        },
       ];
       const res = await rounds(gt, { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS });
       growth = { small: summarise(gt[0]!, res.get('small')!), large: summarise(gt[1]!, res.get('large')!) };
@@ -365,7 +569,9 @@ async function main(): Promise<void> {
     let rl: Awaited<ReturnType<typeof rateLimitBench>> | undefined;
     if (ONLY.has('ratelimit')) {
       await stopAll(); // nothing else runs while the limiter is measured
-      console.log('\nlimiter decisions per second vs rate-limiter-flexible (tooling/bench rate-limit.ts, 5 alternating rounds) ...');
+      console.log(
+        '\nlimiter decisions per second vs rate-limiter-flexible (tooling/bench rate-limit.ts, 5 alternating rounds) ...',
+      );
       rl = await rateLimitBench();
       report['rateLimit'] = rl.rows;
     }
@@ -421,33 +627,89 @@ async function main(): Promise<void> {
       const svg = barChart(
         'Animal Store: throughput vs the Express floor and the node:http ceiling',
         `${machine.nproc} cpus ${machine.cpu}, node ${machine.node}; ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} alternating rounds, medians; ${startedAt.toISOString()}`,
-        throughput.map((s) => ({ label: s.label, value: s.rps, kind: s.kind, note: `(${fmtRatio(s.rps / floor.rps)} of floor)` })),
+        throughput.map((s) => ({
+          label: s.label,
+          value: s.rps,
+          kind: s.kind,
+          note: `(${fmtRatio(s.rps / floor.rps)} of floor)`,
+        })),
       );
       writeFileSync(join(RESULTS, 'throughput.svg'), svg);
     }
     const fixed = report['fixedRate'] as Array<{ label: string; res: LoadResult }> | undefined;
     if (fixed) {
       out(`\nFixed rate ${FIXED_RATE} req/s, ${FIXED_SECONDS} s, open loop (latency from the scheduled send time):\n`);
-      out(table(['scenario', 'achieved req/s', 'p50', 'p90', 'p99', 'max', 'non-2xx'], fixed.map(({ label, res }) => [label, fmtInt(res.rps), fmtMs(res.p50), fmtMs(res.p90), fmtMs(res.p99), fmtMs(res.max), String(res.non2xx + res.errors)])));
-      for (const { label, res } of fixed.slice(2)) targets.ratios.push(`p99 at ${FIXED_RATE} req/s below 20 ms (${label.trim()}): ${fmtMs(res.p99)} -> ${check(res.p99 < 20)}`);
+      out(
+        table(
+          ['scenario', 'achieved req/s', 'p50', 'p90', 'p99', 'max', 'non-2xx'],
+          fixed.map(({ label, res }) => [
+            label,
+            fmtInt(res.rps),
+            fmtMs(res.p50),
+            fmtMs(res.p90),
+            fmtMs(res.p99),
+            fmtMs(res.max),
+            String(res.non2xx + res.errors),
+          ]),
+        ),
+      );
+      for (const { label, res } of fixed.slice(2))
+        targets.ratios.push(
+          `p99 at ${FIXED_RATE} req/s below 20 ms (${label.trim()}): ${fmtMs(res.p99)} -> ${check(res.p99 < 20)}`,
+        );
     }
     if (growth) {
-      out(`\nCost growth: GET /v1/pets?status=sold&limit=100, SQLite + memory limiter, page cache off (every request runs the query), ${CONNECTIONS} connections:\n`);
+      out(
+        `\nCost growth: GET /v1/pets?status=sold&limit=100, SQLite + memory limiter, page cache off (every request runs the query), ${CONNECTIONS} connections:\n`,
+      );
       const { small, large } = growth;
-      out(table(['catalogue', 'req/s', 'p50', 'p99', 'rounds (req/s)'], [small, large].map((s) => [s.label, fmtInt(s.rps), fmtMs(s.p50), fmtMs(s.p99), s.rounds.map(fmtInt).join(' / ')])));
+      out(
+        table(
+          ['catalogue', 'req/s', 'p50', 'p99', 'rounds (req/s)'],
+          [small, large].map((s) => [
+            s.label,
+            fmtInt(s.rps),
+            fmtMs(s.p50),
+            fmtMs(s.p99),
+            s.rounds.map(fmtInt).join(' / '),
+          ]),
+        ),
+      );
       const ratio = large.p50 / small.p50;
-      out(`p50 ${fmtInt(GROWTH_LARGE)}/${fmtInt(GROWTH_SMALL)}: ${fmtRatio(ratio)}   (req/s ${fmtInt(GROWTH_SMALL)}/${fmtInt(GROWTH_LARGE)}: ${fmtRatio(small.rps / large.rps)})`);
+      out(
+        `p50 ${fmtInt(GROWTH_LARGE)}/${fmtInt(GROWTH_SMALL)}: ${fmtRatio(ratio)}   (req/s ${fmtInt(GROWTH_SMALL)}/${fmtInt(GROWTH_LARGE)}: ${fmtRatio(small.rps / large.rps)})`,
+      );
       targets.ratios.push(`Cost growth 1k -> 50k pets <= 1.5x (p50): ${fmtRatio(ratio)} -> ${check(ratio <= 1.5)}`);
     }
-    const mem = report['memory'] as { samples: Array<{ t: number; rssMiB: number }>; idle: number; first: number; last: number; max: number; rps: number } | undefined;
+    const mem = report['memory'] as
+      | {
+          samples: Array<{ t: number; rssMiB: number }>;
+          idle: number;
+          first: number;
+          last: number;
+          max: number;
+          rps: number;
+        }
+      | undefined;
     if (mem) {
-      out(`\nMemory: server RSS over ${MEMORY_SECONDS} s of steady load (${fmtInt(mem.rps)} req/s), idle before: ${mem.idle.toFixed(1)} MiB:`);
-      out(`first under load ${mem.first.toFixed(1)} MiB, last ${mem.last.toFixed(1)} MiB, max ${mem.max.toFixed(1)} MiB, growth ${(mem.last - mem.first).toFixed(1)} MiB (${(((mem.last - mem.first) / mem.first) * 100).toFixed(1)} %)`);
+      out(
+        `\nMemory: server RSS over ${MEMORY_SECONDS} s of steady load (${fmtInt(mem.rps)} req/s), idle before: ${mem.idle.toFixed(1)} MiB:`,
+      );
+      out(
+        `first under load ${mem.first.toFixed(1)} MiB, last ${mem.last.toFixed(1)} MiB, max ${mem.max.toFixed(1)} MiB, growth ${(mem.last - mem.first).toFixed(1)} MiB (${(((mem.last - mem.first) / mem.first) * 100).toFixed(1)} %)`,
+      );
       out(`samples: ${mem.samples.map((s) => `${s.t}s ${s.rssMiB.toFixed(0)}`).join(', ')}`);
     }
     if (rl) {
-      out('\nLimiter decisions per second (tooling/bench rate-limit.ts, ours vs rate-limiter-flexible, medians of 5 alternating rounds):\n');
-      out(table(['scenario', 'ours/s', 'rate-limiter-flexible/s', 'ours/theirs'], rl.rows.map((r) => [r.scenario, fmtInt(r.ours), fmtInt(r.theirs), r.ratio])));
+      out(
+        '\nLimiter decisions per second (tooling/bench rate-limit.ts, ours vs rate-limiter-flexible, medians of 5 alternating rounds):\n',
+      );
+      out(
+        table(
+          ['scenario', 'ours/s', 'rate-limiter-flexible/s', 'ours/theirs'],
+          rl.rows.map((r) => [r.scenario, fmtInt(r.ours), fmtInt(r.theirs), r.ratio]),
+        ),
+      );
     }
     if (targets.ratios.length > 0) {
       out('\nTargets:');
@@ -457,10 +719,13 @@ async function main(): Promise<void> {
     report['finishedAt'] = new Date().toISOString();
     writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(RESULTS, 'latest.md'), `${lines.join('\n')}\n`);
-    console.log(`\nwritten: ${join(RESULTS, 'latest.json')}, latest.md${floor ? ', throughput.svg' : ''}  (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)`);
+    console.log(
+      `\nwritten: ${join(RESULTS, 'latest.json')}, latest.md${floor ? ', throughput.svg' : ''}  (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)`,
+    );
   } finally {
     await stopAll();
-    for (const db of dbs) await db.drop().catch((err: unknown) => console.error(`could not drop a bench database: ${String(err)}`));
+    for (const db of dbs)
+      await db.drop().catch((err: unknown) => console.error(`could not drop a bench database: ${String(err)}`));
   }
 }
 

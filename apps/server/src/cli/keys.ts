@@ -18,7 +18,8 @@ class UsageError extends Error {}
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) throw new UsageError(`${flag} must be a whole number from 1 to 2147483647`);
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647)
+    throw new UsageError(`${flag} must be a whole number from 1 to 2147483647`);
   return Number(value);
 }
 
@@ -40,7 +41,8 @@ async function run(argv: string[]): Promise<void> {
       name: { type: 'string' },
     },
   });
-  if (command !== 'create' && command !== 'list' && command !== 'revoke') throw new UsageError(command ? `unknown command ${command}` : 'no command');
+  if (command !== 'create' && command !== 'list' && command !== 'revoke')
+    throw new UsageError(command ? `unknown command ${command}` : 'no command');
 
   let plan: Plan | undefined;
   let perMinute: number | undefined;
@@ -60,20 +62,30 @@ async function run(argv: string[]): Promise<void> {
   try {
     if (command === 'create' && plan) {
       const { raw, record } = await createApiKey(db.apiKeys, { plan, name: values.name, perMinute, perDay });
-      process.stdout.write(`Created key ${record.id} (${record.plan}${record.name ? `, ${record.name}` : ''}). It is shown once; store it now:\n${raw}\n`);
+      process.stdout.write(
+        `Created key ${record.id} (${record.plan}${record.name ? `, ${record.name}` : ''}). It is shown once; store it now:\n${raw}\n`,
+      );
     } else if (command === 'list') {
       const keys = await db.apiKeys.list();
-      process.stdout.write(keys.length === 0 ? 'No keys.\n' : `id\tprefix\tplan\tstate\tcreated\tname\n${keys.map(describe).join('\n')}\n`);
+      process.stdout.write(
+        keys.length === 0 ? 'No keys.\n' : `id\tprefix\tplan\tstate\tcreated\tname\n${keys.map(describe).join('\n')}\n`,
+      );
     } else {
       const target = positionals[0] ?? '';
-      const match = looksLikeKey(target) ? { hash: hashKey(target) } : /^[1-9][0-9]{0,9}$/.test(target) ? { id: Number(target) } : undefined;
+      const match = looksLikeKey(target)
+        ? { hash: hashKey(target) }
+        : /^[1-9][0-9]{0,9}$/.test(target)
+          ? { id: Number(target) }
+          : undefined;
       if (!match) throw new UsageError('revoke takes a raw key (ask_...) or a numeric key id');
       const record = await db.apiKeys.revoke(match, new Date());
       if (!record) {
         process.stderr.write('No such key.\n');
         process.exitCode = 1;
       } else {
-        process.stdout.write(`Revoked key ${record.id} (${record.prefix}…) at ${record.revokedAt?.toISOString()}. Servers stop accepting it within their key cache time (KEY_CACHE_TTL_MS, default 5 s).\n`);
+        process.stdout.write(
+          `Revoked key ${record.id} (${record.prefix}…) at ${record.revokedAt?.toISOString()}. Servers stop accepting it within their key cache time (KEY_CACHE_TTL_MS, default 5 s).\n`,
+        );
       }
     }
   } finally {

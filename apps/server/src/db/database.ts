@@ -39,7 +39,10 @@ export interface OpenDatabaseOptions {
 }
 
 /** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
-async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }>, options: OpenDatabaseOptions): Promise<Database> {
+async function openSqlite(
+  target: Extract<DatabaseTarget, { provider: 'sqlite' }>,
+  options: OpenDatabaseOptions,
+): Promise<Database> {
   if (target.file !== ':memory:') mkdirSync(dirname(target.file), { recursive: true });
   const setup = new BetterSqlite3(target.file, { timeout: 5000 });
   try {
@@ -68,8 +71,15 @@ async function openSqlite(target: Extract<DatabaseTarget, { provider: 'sqlite' }
   };
 }
 
-async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgresql' }>, options: OpenDatabaseOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
+async function openPostgres(
+  target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
+  options: OpenDatabaseOptions,
+): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+  });
   // Without listeners, an 'error' on an idle pooled connection (or on one the pool has let go while it closes) is an
   // uncaught exception. Queries still see their own errors through their promises.
   const onError = (err: Error) => options.onConnectionError?.(err);
@@ -97,7 +107,10 @@ async function openPostgres(target: Extract<DatabaseTarget, { provider: 'postgre
     throw err;
   }
   const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as SqlitePrismaClient;
-  const reads = postgresPetReads(pool, { coalesce: options.coalesceReads ?? true, concurrency: options.readConcurrency ?? 4 });
+  const reads = postgresPetReads(pool, {
+    coalesce: options.coalesceReads ?? true,
+    concurrency: options.readConcurrency ?? 4,
+  });
   return {
     provider: 'postgresql',
     pets: prismaPetStore(prisma, reads),
@@ -123,12 +136,24 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
 }
 
 /** Errors that mean "the database is not reachable yet" (worth retrying at start-up), as opposed to a wrong setup. */
-const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300', 'SQLITE_BUSY']);
+const TRANSIENT = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P03',
+  '53300',
+  'SQLITE_BUSY',
+]);
 
 function isTransient(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && TRANSIENT.has(e.code)) return true;
-  return typeof e?.message === 'string' && /timeout exceeded when trying to connect|Connection terminated/i.test(e.message);
+  return (
+    typeof e?.message === 'string' && /timeout exceeded when trying to connect|Connection terminated/i.test(e.message)
+  );
 }
 
 /** Opens the database, retrying while it is unreachable for at most `timeoutMs`; then gives up with the last error. */
@@ -143,7 +168,9 @@ export async function openDatabaseWithRetry(
     } catch (err) {
       if (!isTransient(err) || Date.now() + 1000 > deadline) throw err;
       options.onRetry?.(err, attempt);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * attempt, 5000, Math.max(deadline - Date.now(), 0))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(1000 * attempt, 5000, Math.max(deadline - Date.now(), 0))),
+      );
     }
   }
 }

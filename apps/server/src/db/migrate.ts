@@ -40,14 +40,17 @@ function pending(all: Migration[], applied: Applied[]): Migration[] {
   for (const row of applied) {
     if (row.rolled_back_at != null) continue;
     if (row.finished_at == null) {
-      throw new Error(`migration ${row.migration_name} was started but did not finish; resolve it before starting the service`);
+      throw new Error(
+        `migration ${row.migration_name} was started but did not finish; resolve it before starting the service`,
+      );
     }
     done.set(row.migration_name, row);
   }
   for (const row of done.values()) {
     const local = all.find((m) => m.name === row.migration_name);
     if (!local) throw new Error(`the database has migration ${row.migration_name}, which this build does not know`);
-    if (local.checksum !== row.checksum) throw new Error(`migration ${row.migration_name} was modified after it was applied`);
+    if (local.checksum !== row.checksum)
+      throw new Error(`migration ${row.migration_name} was modified after it was applied`);
   }
   return all.filter((m) => !done.has(m.name));
 }
@@ -68,7 +71,9 @@ export function migrateSqlite(db: BetterSqlite3.Database, dir = migrationsDir('s
   const all = readMigrations(dir);
   const run = db.transaction(() => {
     db.exec(SQLITE_TABLE);
-    const applied = db.prepare('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"').all() as Applied[];
+    const applied = db
+      .prepare('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"')
+      .all() as Applied[];
     const todo = pending(all, applied);
     const insert = db.prepare(
       'INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES (?, ?, ?, ?, ?, 1)',
@@ -103,7 +108,9 @@ export async function migratePostgres(client: pg.ClientBase, dir = migrationsDir
   await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_KEY]);
   try {
     await client.query(POSTGRES_TABLE);
-    const { rows } = await client.query<Applied>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"');
+    const { rows } = await client.query<Applied>(
+      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
+    );
     const todo = pending(all, rows);
     for (const m of todo) {
       await client.query('BEGIN');

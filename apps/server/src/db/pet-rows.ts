@@ -16,7 +16,8 @@ function toSafeNumber(value: bigint, field: string): number {
 /** int8 as decimal text (pg): converted directly, and refused (never rounded) beyond 2^53-1, like toSafeNumber. */
 function pgSafeNumber(text: string, field: string): number {
   const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new Error(`${field} ${text} is beyond 2^53-1 and cannot be represented exactly`);
+  if (!Number.isSafeInteger(value))
+    throw new Error(`${field} ${text} is beyond 2^53-1 and cannot be represented exactly`);
   return value;
 }
 

@@ -28,7 +28,11 @@ describe('PostgreSQL read coalescing', () => {
     expect(new Set(same).size).toBe(1); // one answer object: one query
     expect(Object.isFrozen(same[0]) && same[0]!.every((pet) => Object.isFrozen(pet))).toBe(true);
     expect(memoOf(same[0])).toBeDefined(); // a shared page: its JSON is worked out once for all 20
-    const [all, sold, get] = await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' }), db.pets.get(same[0]![0]!.id)]);
+    const [all, sold, get] = await Promise.all([
+      db.pets.list({ limit: 5 }),
+      db.pets.list({ limit: 5, status: 'sold' }),
+      db.pets.get(same[0]![0]!.id),
+    ]);
     expect(all).not.toBe(same[0]); // a new batch: the first one was sent
     expect(sold).toEqual(all);
     expect(get).toEqual(all[0]);
@@ -67,8 +71,11 @@ describe('PostgreSQL read coalescing', () => {
     try {
       const blocked = async () =>
         Number(
-          (await observer.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))
-            .rows[0]!.n,
+          (
+            await observer.query<{ n: string }>(
+              `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).rows[0]!.n,
         );
       for (const [db, expected] of [
         [limited, 2],

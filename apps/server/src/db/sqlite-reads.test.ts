@@ -16,7 +16,8 @@ describe('SQLite list page cache', () => {
   beforeAll(async () => {
     target = await createTestDatabase('sqlite');
     const db = await open(0);
-    for (let i = 0; i < 6; i++) await db.pets.create({ name: `c${i}`, categoryId: 1, status: i % 2 ? 'sold' : 'available' });
+    for (let i = 0; i < 6; i++)
+      await db.pets.create({ name: `c${i}`, categoryId: 1, status: i % 2 ? 'sold' : 'available' });
   });
   afterAll(async () => {
     for (const db of opened) await db.close();
@@ -48,7 +49,9 @@ describe('SQLite list page cache', () => {
     expect(sold).not.toBe(cachedSold);
     expect(sold.map((p) => p.name)).toEqual(['c0', ...cachedSold.map((p) => p.name)]);
     otherConnection(`DELETE FROM "Pet" WHERE name = 'c0'`);
-    expect((await db.pets.list({ limit: 100, status: 'sold' })).map((p) => p.name)).toEqual(cachedSold.map((p) => p.name));
+    expect((await db.pets.list({ limit: 100, status: 'sold' })).map((p) => p.name)).toEqual(
+      cachedSold.map((p) => p.name),
+    );
     // A commit to another table empties the cache too (the check is per database, not per table).
     const page = await db.pets.list({ limit: 2 });
     otherConnection(`INSERT INTO "ApiKey" (prefix, hash, plan) VALUES ('ask_x', 'h', 'free')`);

@@ -22,13 +22,10 @@ export function resolveApiKey(keys: KeyResolver): RequestHandler {
       next();
       return;
     }
-    keys.resolve(match[1]).then(
-      (record) => {
-        req.apiKey = record ?? null;
-        next();
-      },
-      next,
-    );
+    keys.resolve(match[1]).then((record) => {
+      req.apiKey = record ?? null;
+      next();
+    }, next);
   };
 }
 
@@ -38,7 +35,9 @@ export const requireApiKey: RequestHandler = (req, _res, next) => {
     next();
     return;
   }
-  const message = req.headers.authorization ? 'Invalid or revoked API key' : 'Missing API key: send Authorization: Bearer <API key>';
+  const message = req.headers.authorization
+    ? 'Invalid or revoked API key'
+    : 'Missing API key: send Authorization: Bearer <API key>';
   next(new HttpError('unauthorized', message, WWW_AUTHENTICATE));
 };
 

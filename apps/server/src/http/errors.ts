@@ -21,7 +21,14 @@ export function sendError(res: Response, code: ErrorCode, message: string, heade
   res.status(body.status).set(headers).type('application/json').end(JSON.stringify(body));
 }
 
-type ForeignError = { type?: unknown; status?: unknown; statusCode?: unknown; code?: unknown; message?: unknown; name?: unknown };
+type ForeignError = {
+  type?: unknown;
+  status?: unknown;
+  statusCode?: unknown;
+  code?: unknown;
+  message?: unknown;
+  name?: unknown;
+};
 
 /**
  * Errors raised below us (body-parser, Express's router, zlib) for something the client sent carry a 4xx `status`;
@@ -38,7 +45,12 @@ function clientError(err: ForeignError): HttpError | undefined {
       break;
   }
   // Errors from our libraries that name their own code and status (e.g. the rate limiter's store being down).
-  if (typeof err.code === 'string' && err.code in ERROR_STATUS && typeof err.message === 'string' && err.status === ERROR_STATUS[err.code as ErrorCode]) {
+  if (
+    typeof err.code === 'string' &&
+    err.code in ERROR_STATUS &&
+    typeof err.message === 'string' &&
+    err.status === ERROR_STATUS[err.code as ErrorCode]
+  ) {
     return new HttpError(err.code as ErrorCode, err.message);
   }
   const status = typeof err.status === 'number' ? err.status : typeof err.statusCode === 'number' ? err.statusCode : 0;

@@ -21,6 +21,10 @@ describe('nextLink', () => {
     const link = nextLink('/v1/pets', p);
     const url = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!, 'http://host');
     expect(url.pathname).toBe('/v1/pets');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ limit: String(p.limit), ...(p.status ? { status: p.status } : {}), cursor: p.cursor });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      limit: String(p.limit),
+      ...(p.status ? { status: p.status } : {}),
+      cursor: p.cursor,
+    });
   });
 });

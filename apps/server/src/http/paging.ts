@@ -14,7 +14,10 @@ export function decodeCursor(cursor: string): number {
   const match = /^p1\.([1-9][0-9]{0,15})$/.exec(text);
   const id = match?.[1] ? Number(match[1]) : NaN;
   if (!Number.isSafeInteger(id) || id > MAX_SAFE_ID) {
-    throw new HttpError('invalid_request', 'Invalid query parameter cursor: cursor is not valid; take it from the Link header');
+    throw new HttpError(
+      'invalid_request',
+      'Invalid query parameter cursor: cursor is not valid; take it from the Link header',
+    );
   }
   return id;
 }

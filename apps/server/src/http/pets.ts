@@ -6,7 +6,6 @@ import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
 import { memoOf, sharedPage } from '../shared-page.js';
 
-
 const s = initServer();
 
 /** A shared page (see shared-page.ts) is cut to `limit` once, so its answer can be serialized once too. */
@@ -30,7 +29,10 @@ export function petsRouter(pets: PetStore) {
       const page = firstRows(rows, limit);
       const last = page[page.length - 1];
       if (rows.length > limit && last) {
-        res.setHeader('Link', nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }));
+        res.setHeader(
+          'Link',
+          nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }),
+        );
       }
       return { status: 200, body: page };
     },

@@ -12,7 +12,9 @@ describe('createServer', () => {
     const server = createServer(app);
     const seen: Array<[object | null, object | null]> = [];
     // Before Express's own listener: the objects as node:http created them.
-    server.prependListener('request', (req, res) => seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]));
+    server.prependListener('request', (req, res) =>
+      seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     try {
       const { port } = server.address() as AddressInfo;

@@ -13,7 +13,13 @@ export function createServer(app: Express): http.Server {
   }
   AppRequest.prototype = app.request;
   function AppResponse(this: http.ServerResponse, req: http.IncomingMessage, options?: unknown) {
-    (http.ServerResponse as unknown as (this: http.ServerResponse, req: http.IncomingMessage, options?: unknown) => void).call(this, req, options);
+    (
+      http.ServerResponse as unknown as (
+        this: http.ServerResponse,
+        req: http.IncomingMessage,
+        options?: unknown,
+      ) => void
+    ).call(this, req, options);
   }
   AppResponse.prototype = app.response;
   return http.createServer(

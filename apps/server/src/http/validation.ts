@@ -13,7 +13,8 @@ function describe(kind: string, error: ZodError): string {
 
 /** ts-rest's request validation failures -> 400 `invalid_request` whose message names the parameter or field. */
 export function validationError(err: RequestValidationError): HttpError {
-  if (err.pathParams) return new HttpError('invalid_request', `Invalid path parameter: ${describe('path', err.pathParams)}`);
+  if (err.pathParams)
+    return new HttpError('invalid_request', `Invalid path parameter: ${describe('path', err.pathParams)}`);
   if (err.query) return new HttpError('invalid_request', `Invalid query parameter: ${describe('query', err.query)}`);
   if (err.body) return new HttpError('invalid_request', `Invalid request body: ${describe('body', err.body)}`);
   return new HttpError('invalid_request', 'Invalid request headers');

@@ -23,7 +23,11 @@ export interface Peer {
   close(): Promise<void>;
 }
 
-export const RATE_HEADERS = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': '1900000000' };
+export const RATE_HEADERS = {
+  'X-RateLimit-Limit': '60',
+  'X-RateLimit-Remaining': '59',
+  'X-RateLimit-Reset': '1900000000',
+};
 
 export async function startPeer(script: PeerScript | PeerReply[]): Promise<Peer> {
   const requests: PeerRequest[] = [];
@@ -34,7 +38,12 @@ export async function startPeer(script: PeerScript | PeerReply[]): Promise<Peer>
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+      const request = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
       requests.push(request);
       const reply = next(request, requests.length - 1);
       if (reply === 'hang-up') {

@@ -27,13 +27,17 @@ export interface RealServer {
 
 export async function startRealServer(options: { startTimeoutMs?: number } = {}): Promise<RealServer> {
   for (const file of [MAIN, KEYS_CLI]) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run \`pnpm --filter @animal-store/server build\` first`);
+    if (!existsSync(file))
+      throw new Error(`${file} is missing: run \`pnpm --filter @animal-store/server build\` first`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-client-'));
   const env = { ...process.env, DATABASE_URL: `file:${join(dir, 'test.db')}`, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const port = await closedPort();
   const origin = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(process.execPath, [MAIN], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [MAIN], {
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -52,7 +56,10 @@ export async function startRealServer(options: { startTimeoutMs?: number } = {})
   try {
     await waitForHealth(origin, child, options.startTimeoutMs ?? 30_000, () => output);
     const createKey = async (plan = 'free') => {
-      const { stdout } = await promisify(execFile)(process.execPath, [KEYS_CLI, 'create', '--plan', plan], { env, timeout: 30_000 });
+      const { stdout } = await promisify(execFile)(process.execPath, [KEYS_CLI, 'create', '--plan', plan], {
+        env,
+        timeout: 30_000,
+      });
       const key = stdout.trim().split('\n').at(-1)?.trim();
       if (!key) throw new Error('the key CLI printed no key');
       return key;
@@ -64,7 +71,12 @@ export async function startRealServer(options: { startTimeoutMs?: number } = {})
   }
 }
 
-async function waitForHealth(origin: string, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
+async function waitForHealth(
+  origin: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${output()}`);

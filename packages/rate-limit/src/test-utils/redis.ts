@@ -17,7 +17,10 @@ export function testPrefix(): string {
 export async function waitReady(client: Redis, timeoutMs = 5_000): Promise<void> {
   if (client.status === 'ready') return;
   const timeout = new Promise<never>((_, reject) => {
-    const t = setTimeout(() => reject(new Error(`Redis not ready after ${timeoutMs} ms (status ${client.status})`)), timeoutMs);
+    const t = setTimeout(
+      () => reject(new Error(`Redis not ready after ${timeoutMs} ms (status ${client.status})`)),
+      timeoutMs,
+    );
     t.unref();
   });
   await Promise.race([once(client, 'ready'), timeout]);

@@ -25,7 +25,9 @@ let server: Server;
 if (process.env['FLOOR_SERVER'] === 'plain') {
   server = app.listen(port, '127.0.0.1');
 } else {
-  const { createServer } = (await import(join(SERVER_DIST, 'http/server.js'))) as { createServer: (app: Express) => Server };
+  const { createServer } = (await import(join(SERVER_DIST, 'http/server.js'))) as {
+    createServer: (app: Express) => Server;
+  };
   server = createServer(app).listen(port, '127.0.0.1');
 }
 server.keepAliveTimeout = 65_000;

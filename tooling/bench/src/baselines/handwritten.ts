@@ -8,10 +8,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import express from 'express';
 
 const db = new BetterSqlite3(process.env['DATABASE_FILE'] ?? '', { readonly: true, fileMustExist: true });
-const page = db.prepare<[number], { id: bigint; name: string; categoryId: bigint; status: string | null }>(
-  'SELECT "id", "name", "categoryId", "status" FROM "Pet" ORDER BY "id" ASC LIMIT ?',
-).safeIntegers(true);
-const keyByHash = db.prepare<[string], { id: number; revokedAt: unknown }>('SELECT "id", "revokedAt" FROM "ApiKey" WHERE "hash" = ?');
+const page = db
+  .prepare<[number], { id: bigint; name: string; categoryId: bigint; status: string | null }>(
+    'SELECT "id", "name", "categoryId", "status" FROM "Pet" ORDER BY "id" ASC LIMIT ?',
+  )
+  .safeIntegers(true);
+const keyByHash = db.prepare<[string], { id: number; revokedAt: unknown }>(
+  'SELECT "id", "revokedAt" FROM "ApiKey" WHERE "hash" = ?',
+);
 const keys = new Map<string, boolean>();
 
 const app = express();
@@ -29,7 +33,14 @@ app.get('/v1/pets', (req, res) => {
     return;
   }
   res.json(
-    page.all(20).map((r) => ({ id: Number(r.id), name: r.name, categoryId: Number(r.categoryId), ...(r.status !== null ? { status: r.status } : {}) })),
+    page
+      .all(20)
+      .map((r) => ({
+        id: Number(r.id),
+        name: r.name,
+        categoryId: Number(r.categoryId),
+        ...(r.status !== null ? { status: r.status } : {}),
+      })),
   );
 });
 app.get('/healthz', (_req, res) => {
