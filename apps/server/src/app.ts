@@ -60,7 +60,7 @@ function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
     const { req } = this;
     const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
     // Label by route pattern, never by raw path, so the label set stays bounded.
-    const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+    const route = req.route ? `${req.baseUrl}${String((req.route as { path: unknown }).path)}` : 'unmatched';
     metrics.requests.inc({ route, method: req.method, status: this.statusCode });
     metrics.latency.observe({ route, method: req.method }, seconds);
     if (logger.isLevelEnabled('info')) {

@@ -67,7 +67,7 @@ describe('requests', () => {
   it('takes the base URL from the environment presets, and an explicit baseUrl wins', async () => {
     const urls: string[] = [];
     const fetch: typeof globalThis.fetch = async (input) => {
-      urls.push(String(input));
+      urls.push(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
       return new Response('[]', { status: 200, headers: { 'content-type': 'application/json' } });
     };
     await createAnimalStoreClient({ environment: 'staging', apiKey: API_KEY, fetch }).listPets();

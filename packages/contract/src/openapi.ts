@@ -20,7 +20,7 @@ const extraHeaders = {
 function mapOperation(operation: Operation, route: AppRoute): Operation {
   const docs = route.metadata as RouteDocs;
   const responses: Record<string, Record<string, unknown>> = {};
-  for (const [status, response] of Object.entries(operation.responses as Record<string, Record<string, unknown>>)) {
+  for (const [status, response] of Object.entries<Record<string, unknown>>(operation.responses)) {
     const code = Number(status);
     const headers = {
       ...RATE_LIMIT_HEADER_DOCS,

@@ -40,14 +40,16 @@ export interface CustomLimits {
  * they are made; {@link limitsForPlan} stays lenient with what is stored.
  */
 export function customLimitsProblem(plan: Plan, custom: CustomLimits = {}): string | undefined {
-  const given = [custom.perMinute, custom.perDay].filter((value) => value !== null && value !== undefined);
+  const given = [custom.perMinute, custom.perDay].filter(
+    (value): value is number => value !== null && value !== undefined,
+  );
   if (plan !== 'enterprise') {
     return given.length > 0
       ? 'per-minute and per-day limits are set by the plan; custom values are for enterprise keys'
       : undefined;
   }
   if (given.length < 2) return 'enterprise keys need their own per-minute and per-day limits';
-  if (!given.every((value) => Number.isSafeInteger(value) && value! >= 1))
+  if (!given.every((value) => Number.isSafeInteger(value) && value >= 1))
     return 'custom limits must be whole numbers from 1';
   return undefined;
 }

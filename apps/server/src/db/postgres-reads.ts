@@ -37,7 +37,7 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
         try {
           resolve(sharedPage(result.rows.map(fromPg)));
         } catch (failed) {
-          reject(failed as Error);
+          reject(failed);
         }
       });
     });

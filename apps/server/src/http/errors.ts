@@ -71,7 +71,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       next(err);
       return;
     }
-    const known = err instanceof HttpError ? err : clientError(err ?? {});
+    const known = err instanceof HttpError ? err : clientError((err ?? {}) as ForeignError);
     if (known) {
       sendError(res, known.code, known.message, known instanceof HttpError ? known.headers : {});
       return;
