@@ -63,6 +63,7 @@ const EnvSchema = z.object({
   PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
   READ_COALESCING: bool('READ_COALESCING').default('true'),
   READ_CONCURRENCY: int('READ_CONCURRENCY', 1, 1000).default('4'),
+  IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 8760).default('24'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
@@ -89,6 +90,8 @@ export type Config = {
   pageCacheEntries: number;
   coalesceReads: boolean;
   readConcurrency: number;
+  /** Idempotency records are kept at least this long (ms). */
+  idempotencyTtlMs: number;
   redisUrl: string | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
   trustProxy: boolean;
@@ -117,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pageCacheEntries: e.PAGE_CACHE_ENTRIES,
     coalesceReads: e.READ_COALESCING,
     readConcurrency: e.READ_CONCURRENCY,
+    idempotencyTtlMs: e.IDEMPOTENCY_TTL_HOURS * 3_600_000,
     redisUrl: e.REDIS_URL,
     rateLimit: {
       banThreshold: e.RATE_LIMIT_BAN_THRESHOLD,

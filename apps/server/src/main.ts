@@ -14,6 +14,7 @@ async function main(config: Config): Promise<void> {
     pageCacheEntries: config.pageCacheEntries,
     coalesceReads: config.coalesceReads,
     readConcurrency: config.readConcurrency,
+    idempotencyTtlMs: config.idempotencyTtlMs,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) =>

@@ -22,7 +22,21 @@ export function sharedPage<T extends object>(records: T[]): readonly T[] {
   return Object.freeze(records);
 }
 
-/** The memo of a page made by {@link sharedPage}; undefined for anything else (which may change between answers). */
+/**
+ * A frozen record answered with exactly `body` (a stored idempotent answer): the JSON answer sends these bytes, not a
+ * serialization of its own.
+ */
+export function serializedAs<T extends object>(record: T, body: string): Readonly<T> {
+  Object.defineProperty(record, MEMO, { value: { entity: { body } } satisfies PageMemo });
+  return Object.freeze(record);
+}
+
+/**
+ * The memo of a page made by {@link sharedPage} or a record made by {@link serializedAs}; undefined for anything else
+ * (which may change between answers).
+ */
 export function memoOf(value: unknown): PageMemo | undefined {
-  return Array.isArray(value) ? (value as unknown as Record<symbol, PageMemo | undefined>)[MEMO] : undefined;
+  return typeof value === 'object' && value !== null
+    ? (value as Record<symbol, PageMemo | undefined>)[MEMO]
+    : undefined;
 }

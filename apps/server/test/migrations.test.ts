@@ -53,6 +53,38 @@ describe('Prisma schema and migrations', () => {
           expect(await prisma.apiKey.create({ data: key })).toEqual(key);
           expect(await prisma.apiKey.findUnique({ where: { hash: key.hash } })).toEqual(key);
           await expect(prisma.apiKey.create({ data: { ...key, id: 8 } })).rejects.toThrow(); // hash is unique
+
+          const record = {
+            apiKeyId: 7,
+            key: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+            fingerprint: 'x'.repeat(43),
+            petId: 9007199254740991n,
+            status: 201,
+            location: '/v1/pets/9007199254740991',
+            body: '{"id":9007199254740991,"name":"Ünïcode 🐕","categoryId":9007199254740991,"status":"sold"}',
+            createdAt,
+            expiresAt: new Date('2026-01-03T03:04:05.678Z'),
+          };
+          expect(await prisma.idempotencyRecord.create({ data: record })).toEqual(record);
+          const where = { apiKeyId_key: { apiKeyId: 7, key: record.key } };
+          expect(await prisma.idempotencyRecord.findUnique({ where })).toEqual(record);
+          await expect(prisma.idempotencyRecord.create({ data: record })).rejects.toThrow(); // one record per key
+
+          // A record the prepared writer stored (its own SQL) reads back through the client too.
+          const writer = await openDatabase(database.target, { migrate: false });
+          const scope = { apiKeyId: 7, key: 'written', fingerprint: 'f', locationPrefix: '/v1/pets/' };
+          const made = await writer.pets.createOnce({ name: 'Written', categoryId: 2 }, scope);
+          await writer.close();
+          const written = await prisma.idempotencyRecord.findUnique({
+            where: { apiKeyId_key: { apiKeyId: 7, key: 'written' } },
+          });
+          expect(made.kind).toBe('created');
+          expect(written).toMatchObject({
+            fingerprint: 'f',
+            status: 201,
+            body: made.kind === 'created' ? made.answer.body : '',
+          });
+          expect(written!.expiresAt.getTime() - written!.createdAt.getTime()).toBeGreaterThan(23.9 * 3600_000);
         } finally {
           await prisma.$disconnect();
         }

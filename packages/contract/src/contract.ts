@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { ErrorBody } from './errors.js';
-import { ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
+import { CreatePetHeaders, ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
 
 const c = initContract();
 
@@ -12,7 +12,7 @@ export interface RouteDocs {
   /** Description of each response status. */
   responses: Record<number, string>;
   /** Response headers beyond the rate-limit ones, by status. */
-  headers?: Record<number, 'nextPage' | 'location'>;
+  headers?: Record<number, 'nextPage' | 'location' | 'created' | 'retryAfter'>;
 }
 
 const commonResponses = {
@@ -58,23 +58,32 @@ export const contract = c.router(
       method: 'POST',
       path: '/pets',
       body: NewPet,
+      headers: CreatePetHeaders,
       summary: 'Add an animal',
-      description: 'Creates an animal. Unknown fields, a client-sent `id` included, are ignored.',
+      description:
+        'Creates an animal. Unknown fields, a client-sent `id` included, are ignored. With an `Idempotency-Key` ' +
+        '(recommended: a random UUID per animal, the same on every retry) the request is safe to retry: a repeat with ' +
+        'the same key and body gets the first answer again, byte for byte, with `Idempotent-Replayed: true`, and no ' +
+        'second animal. Keys are scoped to the API key and kept at least 24 hours.',
       responses: {
         201: Pet,
         400: ErrorBody,
+        409: ErrorBody,
         413: ErrorBody,
         415: ErrorBody,
+        422: ErrorBody,
       },
       metadata: {
         responses: {
-          201: 'The animal was added; the body carries the assigned `id`.',
-          400: 'Missing required fields, invalid values or malformed JSON (`invalid_request`).',
+          201: 'The animal was added (or, with `Idempotent-Replayed: true`, the stored answer of the first request with this `Idempotency-Key`); the body carries the assigned `id`.',
+          400: 'Missing required fields, invalid values, malformed JSON or a malformed `Idempotency-Key` (`invalid_request`).',
+          409: 'A request with this `Idempotency-Key` is still being processed (`idempotency_key_in_use`). See Retry-After.',
           413: 'Body larger than 64 KiB (`payload_too_large`).',
           415: 'Body is not `application/json` (`unsupported_media_type`).',
+          422: 'This `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).',
           ...common,
         },
-        headers: { 201: 'location' },
+        headers: { 201: 'created', 409: 'retryAfter' },
       } satisfies RouteDocs,
     },
     getPet: {

@@ -65,3 +65,24 @@ export const NEXT_PAGE_HEADER_DOCS: Record<string, HeaderDoc> = {
 export const LOCATION_HEADER_DOCS: Record<string, HeaderDoc> = {
   Location: { description: 'Path of the created pet.', schema: { type: 'string' } },
 };
+
+export const IDEMPOTENCY_HEADERS = {
+  key: 'Idempotency-Key',
+  replayed: 'Idempotent-Replayed',
+} as const;
+
+export const CREATED_HEADER_DOCS: Record<string, HeaderDoc> = {
+  ...LOCATION_HEADER_DOCS,
+  [IDEMPOTENCY_HEADERS.replayed]: {
+    description:
+      '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (no new animal).',
+    schema: { type: 'string' },
+  },
+};
+
+export const IN_USE_RETRY_AFTER_HEADER_DOCS: Record<string, HeaderDoc> = {
+  [RATE_LIMIT_HEADERS.retryAfter]: {
+    description: 'Whole seconds to wait before sending the request again with the same key.',
+    schema: { type: 'integer' },
+  },
+};

@@ -2,7 +2,9 @@ import type { AppRoute } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { ENVIRONMENTS, serviceOrigin } from './environments.js';
 import {
+  CREATED_HEADER_DOCS,
   DEPRECATION_HEADER_DOCS,
+  IN_USE_RETRY_AFTER_HEADER_DOCS,
   LOCATION_HEADER_DOCS,
   NEXT_PAGE_HEADER_DOCS,
   RATE_LIMIT_HEADER_DOCS,
@@ -15,6 +17,8 @@ type Operation = ReturnType<NonNullable<Parameters<typeof generateOpenApi>[2]>['
 const extraHeaders = {
   nextPage: NEXT_PAGE_HEADER_DOCS,
   location: LOCATION_HEADER_DOCS,
+  created: CREATED_HEADER_DOCS,
+  retryAfter: IN_USE_RETRY_AFTER_HEADER_DOCS,
 } as const;
 
 function mapOperation(operation: Operation, route: AppRoute): Operation {

@@ -107,3 +107,25 @@ export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 export const PetIdParams = z.object({
   petId: decimalParam('petId', 1, MAX_SAFE_ID, { format: 'int64' }),
 });
+
+/** `Idempotency-Key` values: 1 to 255 printable ASCII characters (a random UUID is recommended). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * Request headers of createPet. `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header) makes the create safe
+ * to retry: the same key with the same body gets the first answer again; see the operation's description.
+ */
+export const CreatePetHeaders = z.object({
+  'idempotency-key': openApi(
+    z
+      .string({ invalid_type_error: 'Idempotency-Key must be sent once' })
+      .regex(IDEMPOTENCY_KEY_PATTERN, 'Idempotency-Key must be 1 to 255 printable ASCII characters'),
+    {
+      description:
+        'Makes the create safe to retry: a random UUID per animal, the same on every retry of it. Scoped to the API key; ' +
+        'kept at least 24 hours. The same key with another body is refused (422), while its first request is in progress 409.',
+      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    },
+  ).optional(),
+});
+export type CreatePetHeaders = z.infer<typeof CreatePetHeaders>;

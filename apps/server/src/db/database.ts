@@ -10,6 +10,7 @@ import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.j
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { prismaApiKeyStore } from './key-store.js';
 import { prismaPetStore } from './pet-store.js';
+import { postgresPetWrites, sqlitePetWrites } from './pet-writes.js';
 import { postgresPetReads } from './postgres-reads.js';
 import { sqlitePetReads } from './sqlite-reads.js';
 import type { Database } from './types.js';
@@ -36,7 +37,17 @@ export interface OpenDatabaseOptions {
   coalesceReads?: boolean;
   /** PostgreSQL, with coalesceReads: read queries in flight at once (default 4). */
   readConcurrency?: number;
+  /** How long idempotency records are kept at least (default 24 hours). */
+  idempotencyTtlMs?: number;
+  /** Expired idempotency records are purged in bounded steps at most this often (default 60 s; tests). */
+  idempotencyPurgeEveryMs?: number;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const writeOptions = (options: OpenDatabaseOptions) => ({
+  ttlMs: options.idempotencyTtlMs ?? DAY_MS,
+  ...(options.idempotencyPurgeEveryMs !== undefined ? { purgeEveryMs: options.idempotencyPurgeEveryMs } : {}),
+});
 
 /** SQLite file: created (with its folder) if missing, WAL journal so readers and the key CLI do not block the server. */
 async function openSqlite(
@@ -44,28 +55,30 @@ async function openSqlite(
   options: OpenDatabaseOptions,
 ): Promise<Database> {
   if (target.file !== ':memory:') mkdirSync(dirname(target.file), { recursive: true });
-  const setup = new BetterSqlite3(target.file, { timeout: 5000 });
+  // This connection migrates, then serves the hot reads and the pet writes with statements prepared once (an
+  // in-memory database is private to its connection, so it has to be this one).
+  const conn = new BetterSqlite3(target.file, { timeout: 5000 });
   try {
-    if (target.file !== ':memory:') setup.pragma('journal_mode = WAL');
-    if (options.migrate !== false) migrateSqlite(setup);
-  } finally {
-    setup.close();
+    if (target.file !== ':memory:') conn.pragma('journal_mode = WAL');
+    if (options.migrate !== false) migrateSqlite(conn);
+  } catch (err) {
+    conn.close();
+    throw err;
   }
   const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout: 5000 }) });
-  // The hot reads use a connection of their own with statements prepared once (an in-memory database is private to its
-  // connection, so there Prisma answers everything).
-  const reader = target.file === ':memory:' ? undefined : new BetterSqlite3(target.file, { timeout: 5000 });
-  const reads = reader && sqlitePetReads(reader, { pageCacheEntries: options.pageCacheEntries ?? 128 });
+  const reads = sqlitePetReads(conn, { pageCacheEntries: options.pageCacheEntries ?? 128 });
+  const writes = sqlitePetWrites(conn, { ...writeOptions(options), onCommit: (pets) => reads.created(pets) });
   return {
     provider: 'sqlite',
-    pets: prismaPetStore(prisma, reads),
-    readStats: () => reads?.stats() ?? {},
+    pets: prismaPetStore(prisma, reads, writes),
+    readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },
     close: once(async () => {
-      reader?.close();
+      await writes.closed();
+      conn.close();
       await prisma.$disconnect();
     }),
   };
@@ -111,9 +124,13 @@ async function openPostgres(
     coalesce: options.coalesceReads ?? true,
     concurrency: options.readConcurrency ?? 4,
   });
+  const writes = postgresPetWrites(pool, {
+    ...writeOptions(options),
+    onPurgeError: (err) => options.onConnectionError?.(err as Error),
+  });
   return {
     provider: 'postgresql',
-    pets: prismaPetStore(prisma, reads),
+    pets: prismaPetStore(prisma, reads, writes),
     readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
@@ -123,6 +140,7 @@ async function openPostgres(
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
     close: once(async () => {
+      await writes.closed();
       await prisma.$disconnect();
       await pool.end();
       await Promise.all(open);

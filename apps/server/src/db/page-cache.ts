@@ -1,6 +1,7 @@
 /**
  * List pages kept in memory while the database is unchanged: at most `maxEntries`, least recently used evicted, all
- * dropped when the version read before each answer moves (see sqlite-reads.ts for what the version is).
+ * dropped when the version read before each answer moves (see sqlite-reads.ts for what the version is), and those a
+ * known change may reach dropped by {@link PageCache.drop}.
  */
 export class PageCache<Page> {
   readonly #pages = new Map<string, Page>();
@@ -27,5 +28,10 @@ export class PageCache<Page> {
     }
     this.#pages.set(key, page);
     return page;
+  }
+
+  /** Drops the pages `reached` says a change reaches; the others stay valid at the current version. */
+  drop(reached: (page: Page) => boolean): void {
+    for (const [key, page] of this.#pages) if (reached(page)) this.#pages.delete(key);
   }
 }

@@ -2,13 +2,15 @@ import type { NewPet } from '@animal-store/contract';
 import type { PrismaClient } from '../generated/sqlite/client.js';
 import { fromPrisma, petSelect } from './pet-rows.js';
 import type { PetReads } from './pet-sql.js';
+import type { PetWrites } from './pet-writes.js';
 import type { ListPetsOptions, PetStore } from './types.js';
 
 /**
  * Pets through Prisma. Both providers' generated clients have the same model API, so one implementation serves both
- * (typed against the SQLite client). `reads`, when given, answers list and get instead (see {@link PetReads}).
+ * (typed against the SQLite client). `reads`, when given, answers list and get instead (see {@link PetReads}), and
+ * `writes` creates (group commit, idempotency records: see pet-writes.ts). Idempotent creates need `writes`.
  */
-export function prismaPetStore(prisma: Pick<PrismaClient, 'pet'>, reads?: PetReads): PetStore {
+export function prismaPetStore(prisma: Pick<PrismaClient, 'pet'>, reads?: PetReads, writes?: PetWrites): PetStore {
   const store: PetStore = {
     async list({ limit, status, afterId }: ListPetsOptions) {
       const rows = await prisma.pet.findMany({
@@ -29,10 +31,17 @@ export function prismaPetStore(prisma: Pick<PrismaClient, 'pet'>, reads?: PetRea
       });
       return fromPrisma(row);
     },
+    createOnce() {
+      return Promise.reject(new Error('idempotent creates are made by the prepared writer (pet-writes.ts)'));
+    },
     async get(id: number) {
       const row = await prisma.pet.findUnique({ select: petSelect, where: { id: BigInt(id) } });
       return row ? fromPrisma(row) : undefined;
     },
   };
-  return reads ? { ...store, list: reads.list, get: reads.get } : store;
+  return {
+    ...store,
+    ...(reads ? { list: reads.list, get: reads.get } : {}),
+    ...(writes ? { create: writes.create, createOnce: writes.createOnce } : {}),
+  };
 }

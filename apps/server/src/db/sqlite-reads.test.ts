@@ -60,6 +60,53 @@ describe('SQLite list page cache', () => {
     expect(again).toEqual(page);
   });
 
+  it("keeps, after this process's own create, exactly the pages the new pet cannot enter", async () => {
+    const db = await open(16);
+    const all = await db.pets.list({ limit: 1000 });
+    const full = await db.pets.list({ limit: 2 }); // full: a new pet sorts after its last row
+    const fullAfter = await db.pets.list({ limit: 2, afterId: all[1]!.id });
+    const openSold = await db.pets.list({ limit: 1000, status: 'sold' }); // not full, other status
+    const openAvailable = await db.pets.list({ limit: 1000, status: 'available' }); // not full, same status
+    const openAll = await db.pets.list({ limit: 1000 });
+    const pastEnd = await db.pets.list({ limit: 1000, afterId: 9_000_000 }); // not full, after the new id
+
+    const created = await db.pets.create({ name: 'appended', categoryId: 3, status: 'available' });
+    expect(await db.pets.list({ limit: 2 })).toBe(full);
+    expect(await db.pets.list({ limit: 2, afterId: all[1]!.id })).toBe(fullAfter);
+    expect(await db.pets.list({ limit: 1000, status: 'sold' })).toBe(openSold);
+    expect(await db.pets.list({ limit: 1000, afterId: 9_000_000 })).toBe(pastEnd);
+    // The pages it may enter are read again, and show it.
+    const available = await db.pets.list({ limit: 1000, status: 'available' });
+    expect(available).not.toBe(openAvailable);
+    expect(available.at(-1)).toEqual(created);
+    expect((await db.pets.list({ limit: 1000 })).at(-1)).toEqual(created);
+    expect(await db.pets.list({ limit: 1000 })).not.toBe(openAll);
+
+    // Idempotent creates (their records commit with them) drop pages the same way.
+    const scope = { apiKeyId: 1, key: 'page-cache', fingerprint: 'f', locationPrefix: '/v1/pets/' };
+    const once = await db.pets.createOnce({ name: 'once', categoryId: 3, status: 'sold' }, scope);
+    expect(once.kind).toBe('created');
+    expect((await db.pets.list({ limit: 1000, status: 'sold' })).at(-1)?.name).toBe('once');
+    expect(await db.pets.list({ limit: 2 })).toBe(full);
+
+    // A create by another connection (another process, or here another Database on the same file) is unknown in
+    // detail: every page is read again, the full ones too.
+    const other = await open(0);
+    await other.pets.create({ name: 'elsewhere', categoryId: 3, status: 'pending' });
+    const fullAgain = await db.pets.list({ limit: 2 });
+    expect(fullAgain).not.toBe(full);
+    expect(fullAgain).toEqual(full);
+    expect((await db.pets.list({ limit: 1000 })).at(-1)?.name).toBe('elsewhere');
+  });
+
+  it('never answers a page older than a commit by another connection that changed a full page', async () => {
+    const db = await open(16);
+    const full = await db.pets.list({ limit: 2 });
+    // Not an append: another connection renames a row inside the full page.
+    otherConnection(`UPDATE "Pet" SET name = 'renamed' WHERE id = ${full[0]!.id}`);
+    expect((await db.pets.list({ limit: 2 }))[0]?.name).toBe('renamed');
+  });
+
   it('keeps at most pageCacheEntries pages, evicting the least recently used', async () => {
     const db = await open(2);
     const a = await db.pets.list({ limit: 1 });

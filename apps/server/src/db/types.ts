@@ -26,9 +26,41 @@ export interface ListPetsOptions {
 export interface PetStore {
   /** Up to `limit` pets ordered by id ascending. They may be shared with other callers (a cached page): read-only. */
   list(options: ListPetsOptions): Promise<readonly Pet[]>;
+  /** Creates a pet; answered once it is committed (creates arriving together share one commit). */
   create(pet: NewPet): Promise<Pet>;
+  /**
+   * Creates a pet once per (API key, Idempotency-Key): the answer is stored with the pet in the same commit, and a
+   * key that already has a record gets that record instead of a second pet.
+   */
+  createOnce(pet: NewPet, scope: IdempotencyScope): Promise<OnceOutcome>;
   get(id: number): Promise<Pet | undefined>;
 }
+
+/** Who sent a create and under which `Idempotency-Key`, with the fingerprint of what it asked for. */
+export interface IdempotencyScope {
+  apiKeyId: number;
+  key: string;
+  /** Same fingerprint, same request (see http/idempotency.ts). */
+  fingerprint: string;
+  /** The pet's URL is this plus its id (`/v1/pets/`). */
+  locationPrefix: string;
+}
+
+/** The answer kept for a key, replayed byte for byte. */
+export interface StoredAnswer {
+  status: number;
+  location: string;
+  body: string;
+}
+
+/** What a create under an idempotency key came to. */
+export type OnceOutcome =
+  /** This request created the pet; `answer` was stored with it, in the same commit. */
+  | { kind: 'created'; pet: Pet; answer: StoredAnswer }
+  /** The key already has a committed record: its answer, and the fingerprint of the request that made it. */
+  | { kind: 'stored'; fingerprint: string; answer: StoredAnswer }
+  /** Another request with this key is being committed right now (here or on another replica). */
+  | { kind: 'in_use' };
 
 export interface ApiKeyStore {
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;

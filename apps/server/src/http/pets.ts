@@ -1,10 +1,11 @@
-import { contract, GET_PET_DEPRECATION, PAGE_LIMIT, type Pet } from '@animal-store/contract';
+import { contract, GET_PET_DEPRECATION, IDEMPOTENCY_HEADERS, PAGE_LIMIT, type Pet } from '@animal-store/contract';
 import { initServer } from '@ts-rest/express';
 import type { RequestHandler } from 'express';
 import type { PetStore } from '../db/types.js';
 import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
-import { memoOf, sharedPage } from '../shared-page.js';
+import { memoOf, serializedAs, sharedPage } from '../shared-page.js';
+import { fingerprintOf, idempotencyKeyOf, keyInUse, keyReused, KeysInFlight } from './idempotency.js';
 
 const s = initServer();
 
@@ -20,6 +21,7 @@ export function firstRows(rows: readonly Pet[], limit: number): Pet[] {
 
 /** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */
 export function petsRouter(pets: PetStore) {
+  const keysInFlight = new KeysInFlight();
   return s.router(contract, {
     listPets: async ({ query, req, res }) => {
       const limit = query.limit ?? PAGE_LIMIT.default;
@@ -37,9 +39,24 @@ export function petsRouter(pets: PetStore) {
       return { status: 200, body: page };
     },
     createPet: async ({ body, req, res }) => {
-      const pet = await pets.create(body);
-      res.setHeader('Location', `${req.baseUrl}${req.path.replace(/\/+$/, '')}/${pet.id}`);
-      return { status: 201, body: pet };
+      const locationPrefix = `${req.baseUrl}${req.path.replace(/\/+$/, '')}/`;
+      const key = idempotencyKeyOf(req);
+      if (key === undefined || !req.apiKey) {
+        const pet = await pets.create(body);
+        res.setHeader('Location', `${locationPrefix}${pet.id}`);
+        return { status: 201, body: pet };
+      }
+      const scope = { apiKeyId: req.apiKey.id, key, fingerprint: fingerprintOf(body), locationPrefix };
+      const outcome = await keysInFlight.run(scope, () => pets.createOnce(body, scope));
+      if (outcome.kind === 'in_use') throw keyInUse();
+      if (outcome.kind === 'stored') {
+        if (outcome.fingerprint !== scope.fingerprint) throw keyReused();
+        res.setHeader(IDEMPOTENCY_HEADERS.replayed, 'true');
+      }
+      // The first answer and every replay send the stored bytes themselves.
+      const { answer } = outcome;
+      res.setHeader('Location', answer.location);
+      return { status: 201 as const, body: serializedAs(JSON.parse(answer.body) as Pet, answer.body) };
     },
     getPet: async ({ params }) => {
       const pet = await pets.get(params.petId);

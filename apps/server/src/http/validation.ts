@@ -17,5 +17,7 @@ export function validationError(err: RequestValidationError): HttpError {
     return new HttpError('invalid_request', `Invalid path parameter: ${describe('path', err.pathParams)}`);
   if (err.query) return new HttpError('invalid_request', `Invalid query parameter: ${describe('query', err.query)}`);
   if (err.body) return new HttpError('invalid_request', `Invalid request body: ${describe('body', err.body)}`);
+  if (err.headers)
+    return new HttpError('invalid_request', `Invalid request header: ${describe('header', err.headers)}`);
   return new HttpError('invalid_request', 'Invalid request headers');
 }
