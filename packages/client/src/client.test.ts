@@ -202,20 +202,46 @@ describe('retries', () => {
     expect(events).toEqual([]);
   });
 
-  it('retries a POST after 429 and 503 (refused before any write) but not after 502 or 504', async () => {
-    const { client, peer } = await clientFor([
-      error(429, 'rate_limit_exceeded', { 'Retry-After': '0' }),
-      error(503, 'service_unavailable'),
-      { status: 201, body: rex },
-      { status: 502 },
-      { status: 504 },
-    ]);
+  it('retries a POST after 429, 503, 502, 504 and 409 key-in-use, always with the same Idempotency-Key', async () => {
+    const { client, peer, events } = await clientFor(
+      [
+        error(429, 'rate_limit_exceeded', { 'Retry-After': '0' }),
+        error(503, 'service_unavailable'),
+        { status: 502 },
+        { status: 504 },
+        error(409, 'idempotency_key_in_use', { 'Retry-After': '0' }),
+        { status: 201, body: rex },
+        { status: 201, body: rex },
+      ],
+      { maxRetries: 5 },
+    );
     expect((await client.createPet({ body: { name: 'Rex', categoryId: 3 } })).status).toBe(201);
-    expect(peer.requests).toHaveLength(3);
+    expect(peer.requests).toHaveLength(6);
     expect(peer.requests.every((r) => r.body === '{"name":"Rex","categoryId":3}')).toBe(true);
-    expect((await client.createPet({ body: { name: 'Rex', categoryId: 3 } })).status).toBe(502);
-    expect((await client.createPet({ body: { name: 'Rex', categoryId: 3 } })).status).toBe(504);
-    expect(peer.requests).toHaveLength(5);
+    const key = peer.requests[0]?.headers['idempotency-key'];
+    expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(peer.requests.every((r) => r.headers['idempotency-key'] === key)).toBe(true);
+    expect(events.map((e) => e.reason)).toEqual([
+      'rate-limited',
+      'unavailable',
+      'unavailable',
+      'unavailable',
+      'key-in-use',
+    ]);
+    // Another call is another pet: a new key.
+    await client.createPet({ body: { name: 'Rex', categoryId: 3 } });
+    expect(peer.requests[6]?.headers['idempotency-key']).not.toBe(key);
+  });
+
+  it("keeps a caller's own Idempotency-Key, and does not retry a 422 (the key was used for another body)", async () => {
+    const { client, peer } = await clientFor([error(422, 'idempotency_key_reused')]);
+    const result = await client.createPet({
+      body: { name: 'Rex', categoryId: 3 },
+      headers: { 'idempotency-key': 'order-17' },
+    });
+    expect(result.status).toBe(422);
+    expect(peer.requests).toHaveLength(1);
+    expect(peer.requests[0]?.headers['idempotency-key']).toBe('order-17');
   });
 });
 
@@ -228,13 +254,21 @@ describe('network errors', () => {
     expect(events.map((e) => e.reason)).toEqual(['network-error', 'network-error']);
   });
 
-  it('does not retry a POST whose connection dropped after sending (the pet may exist)', async () => {
-    const { client, peer } = await clientFor(['hang-up', { status: 201, body: rex }]);
+  it('retries a POST whose connection dropped after sending, with the same Idempotency-Key (no second pet)', async () => {
+    const { client, peer, events } = await clientFor(['hang-up', { status: 201, body: rex }]);
+    const result = await client.createPet({ body: { name: 'Rex', categoryId: 3 } });
+    expect(result.status).toBe(201);
+    expect(peer.requests).toHaveLength(2);
+    expect(peer.requests[1]?.headers['idempotency-key']).toBe(peer.requests[0]?.headers['idempotency-key']);
+    expect(events.map((e) => e.reason)).toEqual(['network-error']);
+  });
+
+  it('gives up on a POST whose connection keeps dropping after maxRetries, naming the attempts', async () => {
+    const { client, peer } = await clientFor(['hang-up', 'hang-up', 'hang-up', 'hang-up']);
     const failure = await client.createPet({ body: { name: 'Rex', categoryId: 3 } }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(AnimalStoreNetworkError);
-    expect((failure as AnimalStoreNetworkError).attempts).toBe(1);
-    expect(String((failure as Error).message)).toContain(`POST ${peer.origin}/v1/pets failed after 1 attempt`);
-    expect(peer.requests).toHaveLength(1);
+    expect(String((failure as Error).message)).toContain(`POST ${peer.origin}/v1/pets failed after`);
+    expect(new Set(peer.requests.map((r) => r.headers['idempotency-key'])).size).toBe(1);
   });
 
   it('retries even a POST when the connection was refused, then reports the failure without the key', async () => {

@@ -52,8 +52,9 @@ export interface AnimalStoreClient {
    */
   listPets: ContractClient['listPets'];
   /**
-   * POST /v1/pets: adds a pet (201 with the pet and a `Location`). Not idempotent: retried only where the service
-   * certainly did not act (429, 503, connection refused); see the README.
+   * POST /v1/pets: adds a pet (201 with the pet and a `Location`). Sent with an `Idempotency-Key` (a random UUID per
+   * call unless `headers['idempotency-key']` gives one), the same on every retry, so it is retried like a GET (502,
+   * 504, connection errors) and after 409 `idempotency_key_in_use`; the service never creates twice. See the README.
    */
   createPet: ContractClient['createPet'];
   /**

@@ -13,7 +13,7 @@ export interface RetryOptions {
   onRetry?: (event: RetryEvent) => void;
 }
 
-export type RetryReason = 'rate-limited' | 'unavailable' | 'network-error';
+export type RetryReason = 'rate-limited' | 'unavailable' | 'network-error' | 'key-in-use';
 
 export interface RetryEvent {
   method: string;
@@ -68,19 +68,22 @@ const NOT_SENT = new Set([
  * Should a request that got this status be sent again?
  * - 429: the service refused it before doing anything: always, after `Retry-After`.
  * - 503: our service answers 503 only when it cannot decide on the rate limit, before any write: always.
- * - 502, 504: a gateway lost the answer; the service may have acted: idempotent methods only.
+ * - 502, 504: a gateway lost the answer; the service may have acted: idempotent methods, and requests carrying an
+ *   `Idempotency-Key` (a repeat gets the first answer; nothing is done twice).
+ * - 409 with an `Idempotency-Key`: the first request with that key is still being processed: after `Retry-After`.
  * - anything else (other 4xx, 500...): never.
  */
-export function retryableStatus(method: string, status: number): RetryReason | undefined {
+export function retryableStatus(method: string, status: number, idempotencyKey = false): RetryReason | undefined {
   if (status === 429) return 'rate-limited';
   if (status === 503) return 'unavailable';
-  if ((status === 502 || status === 504) && IDEMPOTENT.has(method)) return 'unavailable';
+  if ((status === 502 || status === 504) && (IDEMPOTENT.has(method) || idempotencyKey)) return 'unavailable';
+  if (status === 409 && idempotencyKey) return 'key-in-use';
   return undefined;
 }
 
-/** Should a request that failed with this network error code be sent again? */
-export function retryableNetworkError(method: string, code: string | undefined): boolean {
-  return IDEMPOTENT.has(method) || (code !== undefined && NOT_SENT.has(code));
+/** Should a request that failed with this network error code be sent again? Always when it carries an Idempotency-Key. */
+export function retryableNetworkError(method: string, code: string | undefined, idempotencyKey = false): boolean {
+  return IDEMPOTENT.has(method) || idempotencyKey || (code !== undefined && NOT_SENT.has(code));
 }
 
 /** `Retry-After` (RFC 9110 §10.2.3) in ms: delta-seconds or an HTTP-date; undefined when absent or unreadable. */

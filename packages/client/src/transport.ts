@@ -1,4 +1,4 @@
-import { RATE_LIMIT_HEADERS } from '@animal-store/contract';
+import { IDEMPOTENCY_HEADERS, RATE_LIMIT_HEADERS } from '@animal-store/contract';
 import { AnimalStoreNetworkError, networkErrorCode } from './errors.js';
 import {
   type RetryEvent,
@@ -73,6 +73,11 @@ export function createTransport(config: TransportConfig): Transport {
       if (value !== undefined) headers.set(name, value);
     headers.set('authorization', `Bearer ${config.apiKey}`);
     if (!headers.has('accept')) headers.set('accept', 'application/json');
+    // Every POST (createPet) carries an Idempotency-Key, the same on each retry of this call: the service answers a
+    // repeat with the first answer and never creates twice, so a POST whose answer was lost can be sent again.
+    if (method === 'POST' && !headers.has(IDEMPOTENCY_HEADERS.key))
+      headers.set(IDEMPOTENCY_HEADERS.key, crypto.randomUUID());
+    const idempotencyKey = headers.has(IDEMPOTENCY_HEADERS.key);
     const cached = method === 'GET' ? cache?.get(request.url) : undefined;
     if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
 
@@ -89,7 +94,7 @@ export function createTransport(config: TransportConfig): Transport {
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const errorCode = networkErrorCode(error);
-        if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode)) {
+        if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode, idempotencyKey)) {
           throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error });
         }
         await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, {
@@ -100,7 +105,7 @@ export function createTransport(config: TransportConfig): Transport {
       }
 
       recordRateLimit(response.headers);
-      const reason = retryableStatus(method, response.status);
+      const reason = retryableStatus(method, response.status, idempotencyKey);
       const delayMs =
         reason && attempt <= config.retry.maxRetries
           ? retryDelay(config.retry, attempt, parseRetryAfter(response.headers.get(RATE_LIMIT_HEADERS.retryAfter)))
