@@ -11,6 +11,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { mixedRequest, type MixSpec } from './mixed.js';
 import { percentile } from './stats.js';
 
 export interface LoadRequest {
@@ -30,6 +31,8 @@ export interface LoadSpec {
   durationSec: number;
   /** Requests per second (open mode). */
   rate?: number;
+  /** Closed mode: instead of `requests`, each request drawn at random from this mix (see mixed.ts). */
+  mix?: MixSpec;
 }
 
 export interface LoadResult {
@@ -96,12 +99,14 @@ function closed(spec: LoadSpec): Promise<LoadResult> {
         pipelining: 1,
         duration: spec.durationSec,
         timeout: 10,
-        requests: spec.requests.map((r) => ({
-          method: r.method,
-          path: r.path,
-          headers: r.headers ?? {},
-          ...(r.body === undefined ? {} : { body: r.body }),
-        })),
+        requests: spec.mix
+          ? [{ setupRequest: (request) => ({ ...request, ...mixedRequest(spec.mix!) }) }]
+          : spec.requests.map((r) => ({
+              method: r.method,
+              path: r.path,
+              headers: r.headers ?? {},
+              ...(r.body === undefined ? {} : { body: r.body }),
+            })),
       },
       (err, result) => {
         if (err) {

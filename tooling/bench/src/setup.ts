@@ -1,6 +1,6 @@
 /** Databases, keys and server processes for the suite. Everything listens on 127.0.0.1 and is torn down at the end. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -193,4 +193,48 @@ export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
   return kb ? Number(kb) * 1024 : NaN;
+}
+
+/**
+ * `count` more keys like the one the key CLI created (same plan, limits and any other column, copied by the database
+ * itself, so columns added later are copied too), each with its own raw key and hash. Keys are made the way the CLI
+ * makes them (`ask_` + 43 base64url characters, SHA-256 hex stored); 40 CLI runs would cost a minute of start-ups.
+ */
+export async function moreKeys(databaseUrl: string, count: number): Promise<string[]> {
+  const raws = Array.from({ length: count }, () => `ask_${randomBytes(32).toString('base64url')}`);
+  const rows = raws.map((raw) => ({ raw, hash: hash('sha256', raw, 'hex'), prefix: raw.slice(0, 12) }));
+  if (databaseUrl.startsWith('file:')) {
+    const db = new BetterSqlite3(databaseUrl.slice('file:'.length), { timeout: 5000 });
+    try {
+      const columns = (db.prepare('PRAGMA table_info("ApiKey")').all() as Array<{ name: string }>).map((c) => c.name);
+      const copied = columns.filter((c) => !['id', 'hash', 'prefix', 'name'].includes(c)).map((c) => `"${c}"`);
+      const insert = db.prepare(
+        `INSERT INTO "ApiKey" ("hash", "prefix", "name", ${copied.join(', ')}) SELECT ?, ?, ?, ${copied.join(', ')} FROM "ApiKey" ORDER BY "id" LIMIT 1`,
+      );
+      db.transaction(() => rows.forEach((r, i) => insert.run(r.hash, r.prefix, `bench-${i}`)))();
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows: cols } = await client.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'ApiKey' AND table_schema = current_schema()`,
+      );
+      const copied = cols
+        .map((c) => c.column_name)
+        .filter((c) => !['id', 'hash', 'prefix', 'name'].includes(c))
+        .map((c) => `"${c}"`);
+      for (const [i, r] of rows.entries()) {
+        await client.query(
+          `INSERT INTO "ApiKey" ("hash", "prefix", "name", ${copied.join(', ')}) SELECT $1, $2, $3, ${copied.join(', ')} FROM "ApiKey" ORDER BY "id" LIMIT 1`,
+          [r.hash, r.prefix, `bench-${i}`],
+        );
+      }
+    } finally {
+      await client.end();
+    }
+  }
+  return raws;
 }

@@ -19,6 +19,8 @@ import { promisify } from 'node:util';
 import { barChart, type Bar } from './chart.js';
 import { printTop } from './cpuprofile-top.js';
 import type { LoadRequest, LoadResult, LoadSpec } from './load.js';
+import type { MixSpec } from './mixed.js';
+import { runCrash, runMixed, type MixedContext, type MixedReport } from './mixed-run.js';
 import { CATALOGUE_SIZE, cannedPage } from './page.js';
 import {
   BENCH_DIST,
@@ -40,7 +42,9 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const LOG_LEVEL = process.env['BENCH_LOG_LEVEL'] ?? 'warn';
 const ONLY = new Set(
-  (process.env['BENCH_ONLY'] ?? 'throughput,growth,latency,memory,ratelimit').split(',').map((s) => s.trim()),
+  (process.env['BENCH_ONLY'] ?? 'throughput,mixed,crash,growth,latency,memory,ratelimit')
+    .split(',')
+    .map((s) => s.trim()),
 );
 const MEMORY_SECONDS = Number(process.env['BENCH_MEMORY_SECONDS'] ?? 60);
 const FIXED_RATE = 1000;
@@ -80,6 +84,8 @@ interface Target {
   kind: Bar['kind'];
   server: RunningServer;
   requests: LoadRequest[];
+  /** Requests drawn at random from this mix instead (mixed.ts). */
+  mix?: MixSpec;
 }
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -141,6 +147,7 @@ async function rounds(
       mode: 'closed',
       origin: t.server.origin,
       requests: t.requests,
+      ...(t.mix ? { mix: t.mix } : {}),
       connections: opts.connections,
       durationSec: 2,
     }); // warm-up
@@ -153,6 +160,7 @@ async function rounds(
         mode: 'closed',
         origin: t.server.origin,
         requests: t.requests,
+        ...(t.mix ? { mix: t.mix } : {}),
         connections: opts.connections,
         durationSec: opts.seconds,
       });
@@ -566,6 +574,43 @@ async function main(): Promise<void> {
       await sLarge.stop();
     }
 
+    const mixedContext: MixedContext = {
+      async measure(mixedTargets) {
+        const asTargets: Target[] = mixedTargets.map((t) => ({
+          name: t.name,
+          label: t.label,
+          kind: t.baseline ? 'baseline' : t.name.startsWith('sqlite') ? 'sqlite' : 'postgres',
+          server: t.server,
+          requests: [{ method: 'GET', path: '/v1/pets' }],
+          ...(t.mix ? { mix: t.mix } : {}),
+        }));
+        const res = await rounds(asTargets, { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS });
+        return new Map(asTargets.map((t) => [t.name, summarise(t, res.get(t.name)!)]));
+      },
+      appServer: (name, db, redis) => appServer(name, db, redis),
+      track: (db) => dbs.push(db),
+      out,
+      table,
+    };
+    let mixed: MixedReport | undefined;
+    if (ONLY.has('mixed')) {
+      await stopAll(); // the mixed workloads run alone, with floors of their own
+      console.log('\nmixed workloads (closed loop):');
+      mixed = await runMixed(mixedContext);
+      report['mixed'] = mixed;
+    }
+    if (ONLY.has('crash')) {
+      await stopAll();
+      console.log('\ncrash check: SIGKILL during creates, restart, every 201 still there ...');
+      const crash = await runCrash(mixedContext);
+      report['crash'] = crash;
+      for (const { provider, result } of crash) {
+        targets.ratios.push(
+          `Crash check on ${provider}: ${result.answered} creates answered 201 before SIGKILL, ${result.missing} missing after restart, ${result.replayMismatches} of ${result.replayed} replays different -> ${check(result.missing === 0 && result.replayMismatches === 0 && result.answered > 0)}`,
+        );
+      }
+    }
+
     let rl: Awaited<ReturnType<typeof rateLimitBench>> | undefined;
     if (ONLY.has('ratelimit')) {
       await stopAll(); // nothing else runs while the limiter is measured
@@ -711,6 +756,7 @@ async function main(): Promise<void> {
         ),
       );
     }
+    if (mixed) targets.ratios.push(...mixed.targets);
     if (targets.ratios.length > 0) {
       out('\nTargets:');
       for (const t of targets.ratios) out(`- ${t}`);

@@ -33,14 +33,12 @@ app.get('/v1/pets', (req, res) => {
     return;
   }
   res.json(
-    page
-      .all(20)
-      .map((r) => ({
-        id: Number(r.id),
-        name: r.name,
-        categoryId: Number(r.categoryId),
-        ...(r.status !== null ? { status: r.status } : {}),
-      })),
+    page.all(20).map((r) => ({
+      id: Number(r.id),
+      name: r.name,
+      categoryId: Number(r.categoryId),
+      ...(r.status !== null ? { status: r.status } : {}),
+    })),
   );
 });
 app.get('/healthz', (_req, res) => {
