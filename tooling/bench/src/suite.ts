@@ -277,10 +277,16 @@ async function profile(provider: string, op: string): Promise<void> {
         : op === 'get'
           ? [get(db.key)]
           : [list(db.key)];
+    // `varied` and `mixed`: the mixed workload's pages (mixed.ts), without and with 10 % creates.
+    const mix: MixSpec | undefined =
+      op === 'varied' || op === 'mixed'
+        ? { keys: [db.key], createPercent: op === 'mixed' ? 10 : 0, maxId: CATALOGUE_SIZE }
+        : undefined;
     const res = await load({
       mode: 'closed',
       origin: server.origin,
       requests,
+      ...(mix ? { mix } : {}),
       connections: CONNECTIONS,
       durationSec: Number(process.env['BENCH_PROFILE_SECONDS'] ?? 10),
     });
