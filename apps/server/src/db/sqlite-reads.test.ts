@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers.js';
 import { memoOf } from '../shared-page.js';
 import { openDatabase } from './database.js';
+import { SQLITE_LIST_SQL } from './pet-sql.js';
 import type { Database } from './types.js';
 
 describe('SQLite list page cache', () => {
@@ -105,6 +106,20 @@ describe('SQLite list page cache', () => {
     // Not an append: another connection renames a row inside the full page.
     otherConnection(`UPDATE "Pet" SET name = 'renamed' WHERE id = ${full[0]!.id}`);
     expect((await db.pets.list({ limit: 2 }))[0]?.name).toBe('renamed');
+  });
+
+  it('reads a status after a cursor through the (status, id) index, never a scan of the id range', () => {
+    const raw = new BetterSqlite3(target.target.provider === 'sqlite' ? target.target.file : '');
+    try {
+      raw.exec('ANALYZE'); // statistics like a long-lived database's: they made the planner take the id range
+      const plan = raw
+        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${SQLITE_LIST_SQL.byStatusAfter}`)
+        .all('sold', 1, 101)
+        .map((row) => row.detail);
+      expect(plan).toEqual(['SEARCH Pet USING INDEX Pet_status_id_idx (status=? AND id>?)']);
+    } finally {
+      raw.close();
+    }
   });
 
   it('keeps at most pageCacheEntries pages, evicting the least recently used', async () => {

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sharedPage } from '../shared-page.js';
 import { PageCache } from './page-cache.js';
 import { fromSqlite, type SqlitePetTuple } from './pet-rows.js';
-import { GET_SQL, LIST_SQL, listStatement, pageKey, type PetReads } from './pet-sql.js';
+import { GET_SQL, listStatement, pageKey, SQLITE_LIST_SQL, type PetReads } from './pet-sql.js';
 import type { ListPetsOptions } from './types.js';
 
 export interface SqliteReadOptions {
@@ -46,10 +46,10 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
   // safeIntegers: int64 columns arrive as bigint, so values beyond 2^53-1 are refused, never rounded.
   const prep = (sql: string) => db.prepare<unknown[], SqlitePetTuple>(sql).safeIntegers(true).raw(true);
   const list = {
-    all: prep(LIST_SQL.all),
-    byStatus: prep(LIST_SQL.byStatus),
-    after: prep(LIST_SQL.after),
-    byStatusAfter: prep(LIST_SQL.byStatusAfter),
+    all: prep(SQLITE_LIST_SQL.all),
+    byStatus: prep(SQLITE_LIST_SQL.byStatus),
+    after: prep(SQLITE_LIST_SQL.after),
+    byStatusAfter: prep(SQLITE_LIST_SQL.byStatusAfter),
   };
   const get = prep(GET_SQL);
   const read = (options: ListPetsOptions): Pet[] => {
