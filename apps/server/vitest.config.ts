@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Test files share the machine's PostgreSQL and Redis; each uses its own database or key prefix.
     fileParallelism: true,
+    // PgBouncer (transaction mode, 6432) and a Redis Cluster (7001-7006) for the scale-out tests: started once per run.
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDatabaseUrl, SERVER_ROOT } from './config.js';
+import { loadConfig, parseDatabaseUrl, SERVER_ROOT, sessionUrl } from './config.js';
 
 describe('loadConfig', () => {
   it('has defaults for the embedded setup', () => {
@@ -33,8 +33,36 @@ describe('loadConfig', () => {
     [{ PAGE_CACHE_ENTRIES: '-1' }, 'PAGE_CACHE_ENTRIES'],
     [{ READ_CONCURRENCY: '0' }, 'READ_CONCURRENCY'],
     [{ PAGE_CACHE_ENTRIES: '10001' }, 'PAGE_CACHE_ENTRIES'],
+    [{ DATABASE_URL: 'postgresql://u@pooler/db', DATABASE_DIRECT_URL: 'mysql://x' }, 'DATABASE_DIRECT_URL'],
+    [{ DATABASE_DIRECT_URL: 'postgresql://u@db/db' }, 'DATABASE_DIRECT_URL'],
+    [{ REDIS_CLUSTER_NODES: 'redis-a:7001,redis-b' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://a:6379' }, 'REDIS_CLUSTER_NODES'],
   ])('refuses %j naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it('takes a pooled DATABASE_URL with DATABASE_DIRECT_URL for the work that needs a session', () => {
+    const pooled = loadConfig({
+      DATABASE_URL: 'postgresql://u@pooler:6432/db?pgbouncer=true',
+      DATABASE_DIRECT_URL: 'postgres://u@db:5432/db',
+    }).database;
+    expect(pooled).toEqual({
+      provider: 'postgresql',
+      url: 'postgresql://u@pooler:6432/db?pgbouncer=true',
+      directUrl: 'postgres://u@db:5432/db',
+    });
+    expect(sessionUrl(pooled as Extract<typeof pooled, { provider: 'postgresql' }>)).toBe('postgres://u@db:5432/db');
+    const direct = loadConfig({ DATABASE_URL: 'postgresql://u@db/db' }).database;
+    expect(direct).toEqual({ provider: 'postgresql', url: 'postgresql://u@db/db' });
+    expect(sessionUrl(direct as Extract<typeof direct, { provider: 'postgresql' }>)).toBe('postgresql://u@db/db');
+  });
+
+  it('selects a Redis Cluster from REDIS_CLUSTER_NODES', () => {
+    expect(loadConfig({}).redisClusterNodes).toBeUndefined();
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-a:7001, redis-b:7002' }).redisClusterNodes).toEqual([
+      { host: 'redis-a', port: 7001 },
+      { host: 'redis-b', port: 7002 },
+    ]);
   });
 
   it('resolves relative SQLite paths against the server package, whoever runs it', () => {

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseClusterNodes, type ClusterNodeAddress } from '@animal-store/rate-limit';
 import { z } from 'zod';
 
 /** apps/server: relative `file:` database paths are resolved against this directory, whoever runs the process. */
@@ -21,7 +22,32 @@ const bool = (name: string) =>
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export type DatabaseTarget =
-  { provider: 'sqlite'; url: string; file: string } | { provider: 'postgresql'; url: string };
+  | { provider: 'sqlite'; url: string; file: string }
+  | {
+      provider: 'postgresql';
+      /** What the pool uses: the database, or a pooler (PgBouncer in transaction mode) in front of it. */
+      url: string;
+      /**
+       * `DATABASE_DIRECT_URL`: the same database without the pooler, for work that needs a session of its own
+       * (migrations at start, `LISTEN`); see {@link sessionUrl}.
+       */
+      directUrl?: string;
+    };
+
+/** The URL for work that needs a PostgreSQL session of its own: `DATABASE_DIRECT_URL` when set, else `DATABASE_URL`. */
+export function sessionUrl(target: Extract<DatabaseTarget, { provider: 'postgresql' }>): string {
+  return target.directUrl ?? target.url;
+}
+
+const isPostgresUrl = (url: string) => {
+  if (!/^postgres(ql)?:\/\//.test(url)) return false;
+  try {
+    new URL(url);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** `file:...` selects SQLite (relative paths against apps/server); `postgres(ql)://...` selects PostgreSQL. */
 export function parseDatabaseUrl(url: string): DatabaseTarget {
@@ -32,54 +58,85 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     return { provider: 'sqlite', url: `file:${file}`, file };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    try {
-      new URL(url);
-    } catch {
-      throw new Error('DATABASE_URL is not a valid postgres URL');
-    }
+    if (!isPostgresUrl(url)) throw new Error('DATABASE_URL is not a valid postgres URL');
     return { provider: 'postgresql', url };
   }
   throw new Error('DATABASE_URL must start with file: (SQLite) or postgres:// / postgresql:// (PostgreSQL)');
 }
 
-const EnvSchema = z.object({
-  PORT: int('PORT', 0, 65535).default('3000'),
-  HOST: z.string().min(1, 'HOST must not be empty').default('0.0.0.0'),
-  DATABASE_URL: z
-    .string()
-    .default(DEFAULT_DATABASE_URL)
-    .transform((url, ctx) => {
-      try {
-        return parseDatabaseUrl(url);
-      } catch (err) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
-        return z.NEVER;
-      }
-    }),
-  LOG_LEVEL: z
-    .enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) })
-    .default('info'),
-  KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
-  PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
-  READ_COALESCING: bool('READ_COALESCING').default('true'),
-  READ_CONCURRENCY: int('READ_CONCURRENCY', 1, 1000).default('4'),
-  IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 8760).default('24'),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
-    .optional(),
-  RATE_LIMIT_BAN_THRESHOLD: int('RATE_LIMIT_BAN_THRESHOLD', 1, 1_000_000).default('10'),
-  RATE_LIMIT_BAN_SECONDS: int('RATE_LIMIT_BAN_SECONDS', 1, 31 * 86_400).default('900'),
-  RATE_LIMIT_REDIS_FAILURE: z
-    .enum(['fallback', 'refuse'], {
-      errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }),
-    })
-    .default('fallback'),
-  TRUST_PROXY: bool('TRUST_PROXY').default('false'),
-  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 0, 120_000).default('10000'),
-  DATABASE_STARTUP_TIMEOUT_MS: int('DATABASE_STARTUP_TIMEOUT_MS', 0, 600_000).default('30000'),
-});
+const EnvSchema = z
+  .object({
+    PORT: int('PORT', 0, 65535).default('3000'),
+    HOST: z.string().min(1, 'HOST must not be empty').default('0.0.0.0'),
+    DATABASE_URL: z
+      .string()
+      .default(DEFAULT_DATABASE_URL)
+      .transform((url, ctx) => {
+        try {
+          return parseDatabaseUrl(url);
+        } catch (err) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+          return z.NEVER;
+        }
+      }),
+    DATABASE_DIRECT_URL: z
+      .string()
+      .refine(isPostgresUrl, 'DATABASE_DIRECT_URL must be a postgres:// or postgresql:// URL')
+      .optional(),
+    LOG_LEVEL: z
+      .enum(LOG_LEVELS, { errorMap: () => ({ message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }) })
+      .default('info'),
+    KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
+    PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
+    READ_COALESCING: bool('READ_COALESCING').default('true'),
+    READ_CONCURRENCY: int('READ_CONCURRENCY', 1, 1000).default('4'),
+    IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 8760).default('24'),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+      .optional(),
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return parseClusterNodes(text);
+        } catch (err) {
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            message: `REDIS_CLUSTER_NODES must be host:port,host:port,...: ${(err as Error).message}`,
+          });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+    RATE_LIMIT_BAN_THRESHOLD: int('RATE_LIMIT_BAN_THRESHOLD', 1, 1_000_000).default('10'),
+    RATE_LIMIT_BAN_SECONDS: int('RATE_LIMIT_BAN_SECONDS', 1, 31 * 86_400).default('900'),
+    RATE_LIMIT_REDIS_FAILURE: z
+      .enum(['fallback', 'refuse'], {
+        errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }),
+      })
+      .default('fallback'),
+    TRUST_PROXY: bool('TRUST_PROXY').default('false'),
+    METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+    SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 0, 120_000).default('10000'),
+    DATABASE_STARTUP_TIMEOUT_MS: int('DATABASE_STARTUP_TIMEOUT_MS', 0, 600_000).default('30000'),
+  })
+  .superRefine((e, ctx) => {
+    if (e.DATABASE_DIRECT_URL !== undefined && e.DATABASE_URL.provider !== 'postgresql') {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['DATABASE_DIRECT_URL'],
+        message: 'DATABASE_DIRECT_URL is for PostgreSQL only (DATABASE_URL names SQLite)',
+      });
+    }
+    if (e.REDIS_URL !== undefined && e.REDIS_CLUSTER_NODES !== undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['REDIS_CLUSTER_NODES'],
+        message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+      });
+    }
+  });
 
 export type Config = {
   port: number;
@@ -93,6 +150,8 @@ export type Config = {
   /** Idempotency records are kept at least this long (ms). */
   idempotencyTtlMs: number;
   redisUrl: string | undefined;
+  /** `REDIS_CLUSTER_NODES`: seed nodes of a Redis Cluster (instead of `redisUrl`). */
+  redisClusterNodes: ClusterNodeAddress[] | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
   trustProxy: boolean;
   metricsToken: string | undefined;
@@ -114,7 +173,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     host: e.HOST,
-    database: e.DATABASE_URL,
+    database:
+      e.DATABASE_URL.provider === 'postgresql' && e.DATABASE_DIRECT_URL !== undefined
+        ? { ...e.DATABASE_URL, directUrl: e.DATABASE_DIRECT_URL }
+        : e.DATABASE_URL,
     logLevel: e.LOG_LEVEL,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     pageCacheEntries: e.PAGE_CACHE_ENTRIES,
@@ -122,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readConcurrency: e.READ_CONCURRENCY,
     idempotencyTtlMs: e.IDEMPOTENCY_TTL_HOURS * 3_600_000,
     redisUrl: e.REDIS_URL,
+    redisClusterNodes: e.REDIS_CLUSTER_NODES,
     rateLimit: {
       banThreshold: e.RATE_LIMIT_BAN_THRESHOLD,
       banSeconds: e.RATE_LIMIT_BAN_SECONDS,

@@ -43,7 +43,12 @@ async function main(config: Config): Promise<void> {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info(
-      { port, host: config.host, database: db.provider, rateLimitStore: config.redisUrl ? 'redis' : 'memory' },
+      {
+        port,
+        host: config.host,
+        database: db.provider,
+        rateLimitStore: config.redisClusterNodes ? 'redis-cluster' : config.redisUrl ? 'redis' : 'memory',
+      },
       `listening on http://${config.host}:${port}`,
     );
   });

@@ -3,6 +3,7 @@ import {
   createLimiter,
   createMemoryStore,
   createRedisClient,
+  createRedisClusterClient,
   createRedisStore,
   createResilientStore,
   limitsForPlan,
@@ -20,19 +21,32 @@ import type { Metrics } from './metrics.js';
 export const REDIS_PREFIX = 'animal-store:rl:';
 
 /**
- * The store the configuration asks for: in memory (the embedded default), or Redis shared by every replica, which
- * falls back to memory (or refuses with 503) while Redis is unreachable and returns to it by itself.
+ * The store the configuration asks for: in memory (the embedded default), or Redis (`REDIS_URL`) or a Redis Cluster
+ * (`REDIS_CLUSTER_NODES`) shared by every replica, which falls back to memory (or refuses with 503) while Redis is
+ * unreachable and returns to it by itself. On a cluster all keys of an identity share one slot (hash tag), so a
+ * decision is one script call on one master, as on a single Redis.
  */
 export function createRateLimitStore(
-  config: Pick<Config, 'redisUrl' | 'rateLimit'>,
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'rateLimit'>,
   logger: Logger,
-  options: { prefix?: string; now?: () => number } = {},
+  options: {
+    prefix?: string;
+    now?: () => number;
+    /** Tests on a loaded machine: the Redis command timeout (default 100 ms; the fallback waits twice as long). */
+    timeoutMs?: number;
+  } = {},
 ): RateLimitStore {
-  if (!config.redisUrl) return createMemoryStore(options.now ? { now: options.now } : {});
-  const client = createRedisClient({ url: config.redisUrl });
+  const commandTimeout = options.timeoutMs ?? 100;
+  const client = config.redisClusterNodes
+    ? createRedisClusterClient({ nodes: config.redisClusterNodes, commandTimeout })
+    : config.redisUrl
+      ? createRedisClient({ url: config.redisUrl, commandTimeout })
+      : undefined;
+  if (client === undefined) return createMemoryStore(options.now ? { now: options.now } : {});
   return createResilientStore({
     primary: createRedisStore({ client, prefix: options.prefix ?? REDIS_PREFIX }),
     mode: config.rateLimit.redisFailure,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: Math.max(500, options.timeoutMs * 2) } : {}),
     onFallback: (err) =>
       logger.warn(
         { err: (err as Error).message, mode: config.rateLimit.redisFailure },

@@ -7,6 +7,7 @@ import {
   auth,
   createTestDatabase,
   jsonPost,
+  POOLED_PROVIDERS,
   PROVIDERS,
   startTestServer,
   useTestServer,
@@ -25,7 +26,7 @@ async function expectError(res: Response, status: number, code: string, messageI
   return body;
 }
 
-describe.each(PROVIDERS)('HTTP API on %s', (provider) => {
+describe.each(POOLED_PROVIDERS)('HTTP API on %s', (provider) => {
   const ctx = useTestServer(provider, { keyCacheTtlMs: 0 });
   let server: TestServer;
   let key: string;

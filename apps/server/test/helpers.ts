@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
 import { createServer } from '../src/http/server.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
@@ -19,9 +19,12 @@ import type { Database } from '../src/db/types.js';
 import { createApiKey } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
 
-export type Provider = 'sqlite' | 'postgresql';
+/** `pgbouncer`: the machine's PostgreSQL through PgBouncer in transaction mode (started by the run's global setup). */
+export type Provider = 'sqlite' | 'postgresql' | 'pgbouncer';
 /** Every HTTP test runs against both providers: a SQLite file and the machine's real PostgreSQL. */
 export const PROVIDERS: Provider[] = ['sqlite', 'postgresql'];
+/** The main HTTP suites also run through PgBouncer in transaction mode, as behind a managed pooler. */
+export const POOLED_PROVIDERS: Provider[] = [...PROVIDERS, 'pgbouncer'];
 
 /** The PostgreSQL server tests create their databases on (trust auth on this machine kind). */
 const PG_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -47,6 +50,10 @@ export async function createTestDatabase(provider: Provider): Promise<TestDataba
   await admin.end();
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
+  if (provider === 'pgbouncer') {
+    // The pooler's address, migrations included (no DATABASE_DIRECT_URL): the server must need no session.
+    url.host = `127.0.0.1:${inject('pgbouncerPort')}`;
+  }
   return {
     target: parseDatabaseUrl(url.toString()),
     drop: async () => {

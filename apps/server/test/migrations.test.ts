@@ -7,7 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { migratePostgres, migrateSqlite, migrationsDir, readMigrations } from '../src/db/migrate.js';
-import { createTestDatabase, prismaClientFor, PROVIDERS } from './helpers.js';
+import { createTestDatabase, POOLED_PROVIDERS, prismaClientFor } from './helpers.js';
 
 describe('Prisma schema and migrations', () => {
   it('the per-provider schemas are generated from the one model source (no drift)', () => {
@@ -16,7 +16,7 @@ describe('Prisma schema and migrations', () => {
     });
   });
 
-  it.each(PROVIDERS)(
+  it.each(POOLED_PROVIDERS)(
     'agree on %s: every model field is written and read through the client after migrating a fresh database',
     async (provider) => {
       const database = await createTestDatabase(provider);

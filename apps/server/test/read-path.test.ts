@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { prismaPetStore } from '../src/db/pet-store.js';
 import type { Database, PetStore } from '../src/db/types.js';
-import { createTestDatabase, prismaClientFor, PROVIDERS, type TestDatabase } from './helpers.js';
+import { createTestDatabase, POOLED_PROVIDERS, prismaClientFor, type TestDatabase } from './helpers.js';
 
-describe.each(PROVIDERS)('prepared reads on %s', (provider) => {
+describe.each(POOLED_PROVIDERS)('prepared reads on %s', (provider) => {
   let target: TestDatabase;
   let db: Database;
   // The general path the prepared reads stand in for: the same stores on Prisma alone.

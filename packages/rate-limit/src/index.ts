@@ -8,6 +8,8 @@ export type { MemoryStore, MemoryStoreOptions } from './memory-store.js';
 export { RATE_LIMIT_LUA } from './lua-scripts/rate-limit.js';
 export { createRedisClient, createRedisStore } from './redis-store.js';
 export type { RedisClientOptions, RedisStore, RedisStoreOptions } from './redis-store.js';
+export { createRedisClusterClient, parseClusterNodes } from './redis-cluster-client.js';
+export type { ClusterNodeAddress, RedisClusterClientOptions } from './redis-cluster-client.js';
 export { createResilientStore } from './resilient-store.js';
 export type { ResilientStore, ResilientStoreOptions } from './resilient-store.js';
 export { RateLimitStoreUnavailableError } from './errors.js';

@@ -4,7 +4,7 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import type { DatabaseTarget } from '../config.js';
+import { sessionUrl, type DatabaseTarget } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
@@ -84,6 +84,34 @@ async function openSqlite(
   };
 }
 
+/**
+ * Migrations go over `DATABASE_DIRECT_URL` when it is set (a connection of their own, closed after), else over a
+ * connection of the pool. Either works behind a transaction pooler: nothing in them outlives a transaction.
+ */
+async function migrateOver(
+  target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
+  pool: pg.Pool,
+  onError: (err: Error) => void,
+): Promise<void> {
+  if (target.directUrl === undefined) {
+    const client = await pool.connect();
+    try {
+      await migratePostgres(client);
+    } finally {
+      client.release();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: sessionUrl(target), connectionTimeoutMillis: 5000 });
+  client.on('error', onError);
+  await client.connect();
+  try {
+    await migratePostgres(client);
+  } finally {
+    await client.end();
+  }
+}
+
 async function openPostgres(
   target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
   options: OpenDatabaseOptions,
@@ -106,14 +134,7 @@ async function openPostgres(
     void ended.then(() => open.delete(ended));
   });
   try {
-    if (options.migrate !== false) {
-      const client = await pool.connect();
-      try {
-        await migratePostgres(client);
-      } finally {
-        client.release();
-      }
-    }
+    if (options.migrate !== false) await migrateOver(target, pool, onError);
   } catch (err) {
     await pool.end();
     await Promise.all(open);

@@ -102,33 +102,38 @@ const POSTGRES_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 /** The advisory lock key Prisma Migrate itself takes, so our replicas and `prisma migrate deploy` exclude each other. */
 const ADVISORY_LOCK_KEY = 72707369;
 
-/** PostgreSQL: replicas starting at once serialise on an advisory lock; each migration commits with its record. */
+/**
+ * PostgreSQL: each migration commits with its record in one transaction that first takes the advisory lock for the
+ * transaction (`pg_advisory_xact_lock`, the same key space as Prisma's session lock): replicas starting at once
+ * serialise, and nothing outlives a transaction, so this works behind a transaction-pooling PgBouncer too.
+ */
 export async function migratePostgres(client: pg.ClientBase, dir = migrationsDir('postgresql')): Promise<string[]> {
   const all = readMigrations(dir);
-  await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_KEY]);
-  try {
-    await client.query(POSTGRES_TABLE);
-    const { rows } = await client.query<Applied>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
-    );
-    const todo = pending(all, rows);
-    for (const m of todo) {
-      await client.query('BEGIN');
-      try {
-        const started = new Date();
-        await client.query(m.sql);
-        await client.query(
-          'INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES ($1, $2, now(), $3, $4, 1)',
-          [randomUUID(), m.checksum, m.name, started],
-        );
+  const applied: string[] = [];
+  for (;;) {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEY]);
+      await client.query(POSTGRES_TABLE);
+      const { rows } = await client.query<Applied>(
+        'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
+      );
+      const next = pending(all, rows)[0];
+      if (next === undefined) {
         await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
+        return applied;
       }
+      const started = new Date();
+      await client.query(next.sql);
+      await client.query(
+        'INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES ($1, $2, now(), $3, $4, 1)',
+        [randomUUID(), next.checksum, next.name, started],
+      );
+      await client.query('COMMIT');
+      applied.push(next.name);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
     }
-    return todo.map((m) => m.name);
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY]);
   }
 }

@@ -1,9 +1,10 @@
 import type { ListPetsOptions, PetStore, ReadStats } from './types.js';
 
 /**
- * The two reads on every client's hot path (list and get) as SQL, for the prepared-statement readers of both drivers.
- * Prisma's per-query work was the largest cost of a read (see BENCHMARKS.md); writes and keys stay with Prisma. Same
- * rows, same order, same int64 rule as the Prisma path (a test holds them to the same answers).
+ * The two reads on every client's hot path (list and get) as SQL, for the readers of both drivers (statements prepared
+ * once on SQLite, unnamed ones on PostgreSQL). Prisma's per-query work was the largest cost of a read (see
+ * BENCHMARKS.md); writes and keys stay with Prisma. Same rows, same order, same int64 rule as the Prisma path (a test
+ * holds them to the same answers).
  */
 export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats(): ReadStats };
 

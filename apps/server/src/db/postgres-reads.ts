@@ -13,11 +13,13 @@ export interface PostgresReadOptions {
   concurrency?: number;
 }
 
-type Query = { name: string; text: string; values: unknown[] };
+type Query = { text: string; values: unknown[] };
 
 /**
- * PostgreSQL: named prepared statements on the pool Prisma's adapter uses (each connection prepares them once), sent
- * through a read queue (at most `concurrency` in flight, identical waiting reads share one query), which leaves most of
+ * PostgreSQL: unnamed statements on the pool Prisma's adapter uses. node-postgres sends Parse, Bind, Execute and Sync
+ * in one write, so a read is one round trip, as a named statement's is; the server plans it each time. Named
+ * statements live in a server session, which a transaction-pooling PgBouncer shares between clients ("prepared
+ * statement ... already exists"), so the service uses none and needs no pooler setting. Reads go through a read queue (at most `concurrency` in flight, identical waiting reads share one query), which leaves most of
  * the pool to writes and key lookups.
  */
 export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {}): PetReads {
@@ -56,10 +58,10 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     list(options: ListPetsOptions) {
       // int8 parameters as decimal strings: exact for every int64.
       const [kind, values] = listStatement(options, String);
-      return read(pageKey(options), { name: `pets_list_${kind}`, text: sql[kind], values });
+      return read(pageKey(options), { text: sql[kind], values });
     },
     async get(id: number) {
-      return (await read(`id|${id}`, { name: 'pets_get', text: sql.get, values: [String(id)] }))[0];
+      return (await read(`id|${id}`, { text: sql.get, values: [String(id)] }))[0];
     },
     stats: () => (options.coalesce === false ? {} : { coalescing: { ...queue.stats } }),
   };

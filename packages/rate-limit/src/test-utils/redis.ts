@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { createRedisClient, type RedisClientOptions } from '../redis-store.js';
 
 export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -47,6 +47,20 @@ export async function deletePrefix(client: Redis, prefix: string): Promise<numbe
     cursor = next;
     if (keys.length > 0) deleted += await client.del(...keys);
   } while (cursor !== '0');
+  return deleted;
+}
+
+/** Deletes every key of a prefix on every master of a Redis Cluster (one key per command: keys of other slots). */
+export async function deleteClusterPrefix(cluster: Cluster, prefix: string): Promise<number> {
+  let deleted = 0;
+  for (const node of cluster.nodes('master')) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `{${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) deleted += await node.del(key);
+    } while (cursor !== '0');
+  }
   return deleted;
 }
 
