@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from './errors.js';
-import { RATE_LIMIT_HEADERS } from './headers.js';
+import { IDEMPOTENCY_HEADERS, RATE_LIMIT_HEADERS } from './headers.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { contract } from './contract.js';
 
@@ -13,6 +13,7 @@ type Operation = {
   deprecated?: boolean;
   security?: Json[];
   responses: Record<string, { headers?: Json; content?: Record<string, { schema?: { $ref?: string } }> }>;
+  parameters?: Array<{ name: string; in: string; required?: boolean }>;
 };
 
 const built = fileURLToPath(new URL('../dist/openapi.json', import.meta.url));
@@ -85,6 +86,22 @@ describe.each(documents)('%s', (_name, load) => {
         expect(schema, `${operationId} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }
+  });
+
+  it('documents Idempotency-Key on createPet: the optional header, 409 with Retry-After, 422, Idempotent-Replayed', () => {
+    const createPet = operations(load()).get('createPet')!;
+    const header = createPet.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+    expect(header).toBeDefined();
+    expect(header?.required).toBeFalsy();
+    for (const status of ['409', '422']) {
+      expect(createPet.responses[status]?.content?.['application/json']?.schema).toEqual({
+        $ref: '#/components/schemas/Error',
+      });
+    }
+    expect(Object.keys(createPet.responses['409']?.headers ?? {})).toContain(RATE_LIMIT_HEADERS.retryAfter);
+    expect(Object.keys(createPet.responses['201']?.headers ?? {})).toEqual(
+      expect.arrayContaining(['Location', IDEMPOTENCY_HEADERS.replayed]),
+    );
   });
 
   it('describes the rate-limit headers on every response, and Retry-After on 429', () => {
