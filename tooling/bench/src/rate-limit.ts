@@ -9,18 +9,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
 import {
   createLimiter,
   createMemoryStore,
+  createRedisClusterClient,
   createRedisStore,
   DAY_MS,
+  parseClusterNodes,
   MINUTE_MS,
   type WindowLimit,
 } from '@animal-store/rate-limit';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+/** Seed nodes of a Redis Cluster (pnpm bench starts one on 7001-7006): adds the cluster row when set. */
+const REDIS_CLUSTER_NODES = process.env['REDIS_CLUSTER_NODES'];
 const ROUNDS = 5;
 const IDENTITIES = 10_000;
 const MEMORY_OPS = 200_000;
@@ -84,7 +88,8 @@ async function abRounds(scenario: string, ours: () => Promise<number>, theirs: (
   const row: Row = { scenario, ours: [], theirs: [] };
   await ours(); // warm-up (JIT, script cache, connections)
   await theirs();
-  for (let r = 0; r < ROUNDS && Date.now() < DEADLINE; r++) {
+  // Past the deadline a scenario still gets one round, so a busy machine shows a figure rather than n/a.
+  for (let r = 0; r < ROUNDS && (r === 0 || Date.now() < DEADLINE); r++) {
     if (r % 2 === 0) {
       row.ours.push(await ours());
       row.theirs.push(await theirs());
@@ -131,6 +136,55 @@ function printTable(rows: Row[]): void {
   }
 }
 
+/** Ours (one script call per decision) and rate-limiter-flexible's union of two windows, each on its own client. */
+function contenders(ours: Redis | Cluster, theirs: Redis | Cluster, prefix: string) {
+  const window = (suffix: string, points: number, duration: number) =>
+    new RateLimiterRedis({ storeClient: theirs, keyPrefix: `${prefix}rlflx-${suffix}`, points, duration });
+  return {
+    limiter: createLimiter({ store: createRedisStore({ client: ours, prefix: `${prefix}ours:` }) }),
+    union: new RateLimiterUnion(window('m', PER_MINUTE, 60), window('d', PER_DAY, 86_400)),
+  };
+}
+
+const ready = (client: Cluster) =>
+  new Promise<void>((resolve, reject) => {
+    if (client.status === 'ready') return resolve();
+    const timer = setTimeout(() => reject(new Error('Redis Cluster not ready within 20 s')), 20_000);
+    client.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** The same decisions on a Redis Cluster: ours one script call on the identity's slot, rlflx one per window. */
+async function clusterRow(seeds: string, prefix: string): Promise<Row> {
+  const nodes = parseClusterNodes(seeds);
+  const oursClient = createRedisClusterClient({ nodes, commandTimeout: 2_000 });
+  const theirsClient = new Cluster(nodes.map((n) => ({ ...n })));
+  await Promise.all([ready(oursClient), ready(theirsClient)]);
+  try {
+    const { limiter, union } = contenders(oursClient, theirsClient, prefix);
+    return await abRounds(
+      `redis cluster: decisions/s (${IN_FLIGHT} in flight)`,
+      () => runConcurrent((k) => limiter.consume(k, WINDOWS), REDIS_OPS, IN_FLIGHT),
+      () => runConcurrent((k) => union.consume(k), REDIS_OPS, IN_FLIGHT),
+    );
+  } finally {
+    let removed = 0;
+    for (const node of oursClient.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of found) removed += await node.del(key); // one by one: keys of different slots
+      } while (cursor !== '0');
+    }
+    console.log(`(cleaned up ${fmt(removed)} cluster bench keys)\n`);
+    oursClient.disconnect();
+    theirsClient.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
   const url = new URL(REDIS_URL);
   if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
@@ -170,21 +224,7 @@ async function main(): Promise<void> {
   const theirsClient = new Redis(REDIS_URL, { lazyConnect: true });
   await Promise.all([oursClient.connect(), theirsClient.connect()]);
   try {
-    const limiter = createLimiter({ store: createRedisStore({ client: oursClient, prefix: `${prefix}ours:` }) });
-    const union = new RateLimiterUnion(
-      new RateLimiterRedis({
-        storeClient: theirsClient,
-        keyPrefix: `${prefix}rlflx-m`,
-        points: PER_MINUTE,
-        duration: 60,
-      }),
-      new RateLimiterRedis({
-        storeClient: theirsClient,
-        keyPrefix: `${prefix}rlflx-d`,
-        points: PER_DAY,
-        duration: 86_400,
-      }),
-    );
+    const { limiter, union } = contenders(oursClient, theirsClient, prefix);
     rows.push(
       await abRounds(
         `redis: decisions/s (${IN_FLIGHT} in flight)`,
@@ -208,6 +248,8 @@ async function main(): Promise<void> {
     oursClient.disconnect();
     theirsClient.disconnect();
   }
+
+  if (REDIS_CLUSTER_NODES) rows.push(await clusterRow(REDIS_CLUSTER_NODES, prefix));
 
   printTable(rows);
   console.log(

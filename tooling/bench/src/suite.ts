@@ -12,6 +12,7 @@
  * Targets 127.0.0.1 only; every run is bounded in time; every process and database it makes is removed at the end.
  */
 import { execFile, fork } from 'node:child_process';
+import { usePgBouncer, useRedisCluster, type PgBouncer, type RedisCluster } from '@animal-store/test-services';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -240,12 +241,12 @@ async function rateLimitBench(): Promise<{
   const script = join(REPO_ROOT, 'tooling/bench/dist/rate-limit.js');
   if (!existsSync(script)) throw new Error(`${script} missing: build tooling/bench first`);
   const { stdout } = await promisify(execFile)(process.execPath, [script], {
-    env: { ...process.env, REDIS_URL },
-    timeout: 120_000,
+    env: { ...process.env, REDIS_URL, REDIS_CLUSTER_NODES: redisCluster.nodes },
+    timeout: 240_000,
   });
   const rows = stdout
     .split('\n')
-    .filter((l) => /^\| (memory|redis)/.test(l))
+    .filter((l) => /^\| (memory|redis)/.test(l)) // "redis cluster: ..." included
     .map((l) => {
       const cells = l.split('|').map((c) => c.trim());
       const n = (s: string | undefined) => Number((s ?? '').replace(/,/g, ''));
@@ -303,6 +304,12 @@ async function profile(provider: string, op: string): Promise<void> {
   printTop(join(dir, file), Number(process.env['BENCH_PROFILE_TOP'] ?? 30));
 }
 
+/** PgBouncer (transaction mode, 6432) and a Redis Cluster (7001-7006) for the scale-out rows, released at the end. */
+let pgbouncer: PgBouncer;
+let redisCluster: RedisCluster;
+const releaseScaleOut = () =>
+  Promise.allSettled([pgbouncer?.release(), redisCluster?.release()].filter((p) => p !== undefined));
+
 async function main(): Promise<void> {
   if (!existsSync(SERVER_MAIN))
     throw new Error(`${SERVER_MAIN} missing: run \`pnpm build\` (or \`pnpm bench\`, which builds first)`);
@@ -316,6 +323,7 @@ async function main(): Promise<void> {
     return;
   }
   mkdirSync(RESULTS, { recursive: true });
+  [pgbouncer, redisCluster] = await Promise.all([usePgBouncer(), useRedisCluster()]);
   const startedAt = new Date();
   const machine = {
     nproc: cpus().length,
@@ -363,6 +371,13 @@ async function main(): Promise<void> {
       const sqliteUncached = await appServer('server-sqlite-memory-no-page-cache', sqlite, false, [], NO_PAGE_CACHE);
       const pgServer = await appServer('server-postgres-redis', postgres, true);
       const pgUncoalesced = await appServer('server-postgres-redis-no-coalescing', postgres, true, [], NO_COALESCING);
+      // Past one machine: the same database through PgBouncer in transaction mode, and Redis Cluster instead of Redis.
+      const pooled = new URL(postgres.url);
+      pooled.host = `127.0.0.1:${pgbouncer.port}`;
+      const pgbServer = await appServer('server-pgbouncer-redis', { ...postgres, url: pooled.toString() }, true);
+      const clusterServer = await appServer('server-postgres-redis-cluster', postgres, false, [], {
+        REDIS_CLUSTER_NODES: redisCluster.nodes,
+      });
       await checkSameBytes([
         { server: floor },
         { server: floorPlain },
@@ -371,6 +386,8 @@ async function main(): Promise<void> {
         { server: sqliteUncached, key: sqlite.key },
         { server: pgServer, key: postgres.key },
         { server: pgUncoalesced, key: postgres.key },
+        { server: pgbServer, key: postgres.key },
+        { server: clusterServer, key: postgres.key },
       ]);
       console.log('ok (all answer GET /v1/pets with the same page bytes)\n');
 
@@ -467,6 +484,34 @@ async function main(): Promise<void> {
             kind: 'postgres',
             server: pgServer,
             requests: [get(postgres.key)],
+          },
+          {
+            name: 'pgb-list',
+            label: 'Postgres via PgBouncer list',
+            kind: 'postgres',
+            server: pgbServer,
+            requests: [list(postgres.key)],
+          },
+          {
+            name: 'pgb-list-distinct',
+            label: 'Postgres via PgBouncer, 40 pages',
+            kind: 'postgres',
+            server: pgbServer,
+            requests: distinctPages(postgres.key),
+          },
+          {
+            name: 'pgb-create',
+            label: 'Postgres via PgBouncer create',
+            kind: 'postgres',
+            server: pgbServer,
+            requests: [create(postgres.key)],
+          },
+          {
+            name: 'cluster-list',
+            label: 'Postgres+Redis Cluster list',
+            kind: 'postgres',
+            server: clusterServer,
+            requests: [list(postgres.key)],
           },
         ];
         const res = await rounds(all, { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS });
@@ -778,6 +823,7 @@ async function main(): Promise<void> {
     await stopAll();
     for (const db of dbs)
       await db.drop().catch((err: unknown) => console.error(`could not drop a bench database: ${String(err)}`));
+    await releaseScaleOut();
   }
 }
 
@@ -789,6 +835,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     console.error(`\n${signal}: stopping servers, dropping bench databases`);
     void stopAll()
       .then(() => Promise.allSettled(dbs.map((db) => db.drop())))
+      .then(releaseScaleOut)
       .finally(() => process.exit(130));
   });
 }
