@@ -2,18 +2,19 @@
 #
 # Animal Store server image.
 #
-#   docker build -t animal-store-server .
+#   docker build -t animal-store-server .            (or `pnpm image`: Docker where an engine answers, else buildah)
 #   docker run --rm -p 3000:3000 -v animal-store-data:/data animal-store-server
 #   docker exec <container> node dist/cli/keys.js create --plan free
 #
-# MIRROR: every step below has a twin in scripts/container-smoke.sh, with the same number ([1], [2a], ...), the same
-# command and the same order. Docker cannot run where we develop and in CI, so that script is the only proof that
-# these steps work: change the two together. The script reads NODE_IMAGE, PNPM_VERSION and TURBO_VERSION, the
-# HEALTHCHECK command and the CMD from this file.
+# `pnpm image:test` (scripts/image-test.sh, run by CI) starts the built image and checks it; docs/production.md.
 #
 # NODE_IMAGE: Node 24 is an LTS line (maintenance until 2028-04-30). Node 26 became the Active LTS on 2026-10-28:
-# `--build-arg NODE_IMAGE=node:26-bookworm-slim` once better-sqlite3 builds on it (the smoke script runs on the host's
-# Node, so it does not prove that). The same image serves both stages, so the native module matches the runtime.
+# `--build-arg NODE_IMAGE=node:26-bookworm-slim` once better-sqlite3 builds on it and the test suite passes on it. The
+# same image serves both stages, so the native module matches the runtime. Where no registry can be reached,
+# scripts/image-base.sh makes a stand-in and scripts/image.sh passes it here.
+#
+# Optional, for builders behind a TLS-inspecting proxy: `--secret id=extra-ca,src=<CA bundle>`. The steps that reach
+# the npm registry then trust it (NODE_EXTRA_CA_CERTS, for that step only); scripts/image.sh passes the host's.
 ARG NODE_IMAGE=node:24-bookworm-slim
 # PNPM_VERSION = "packageManager" in package.json; TURBO_VERSION = the lockfile's turbo.
 ARG PNPM_VERSION=10.34.9
@@ -27,7 +28,9 @@ ENV CI=true \
     CHECKPOINT_DISABLE=1 \
     PRISMA_HIDE_UPDATE_MESSAGE=1
 # pnpm from the npm registry, as .ci/run installs it (corepack is not bundled with Node 25 and later).
-RUN npm install -g pnpm@${PNPM_VERSION} && pnpm --version
+RUN --mount=type=secret,id=extra-ca \
+    { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
+ && npm install -g pnpm@${PNPM_VERSION} && pnpm --version
 
 # ---------------------------------------------------------------------------------------------------------------------
 # [1] prune: only @animal-store/server and the workspace packages it depends on, with a lockfile cut down to them.
@@ -35,11 +38,15 @@ FROM base AS prune
 ARG TURBO_VERSION
 WORKDIR /src
 COPY . .
-RUN pnpm dlx turbo@${TURBO_VERSION} prune @animal-store/server --docker --out-dir=/out
+RUN --mount=type=secret,id=extra-ca \
+    { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
+ && pnpm dlx turbo@${TURBO_VERSION} prune @animal-store/server --docker --out-dir=/out
 
 # ---------------------------------------------------------------------------------------------------------------------
 FROM base AS build
-# Toolchain for better-sqlite3's native build (used when no prebuilt binary can be downloaded).
+# Toolchain for better-sqlite3's native build (used when no prebuilt binary can be downloaded); node-gyp takes the
+# headers the Node image ships in /usr/local/include/node instead of downloading them.
+ENV npm_config_nodedir=/usr/local
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -48,8 +55,9 @@ WORKDIR /repo
 # [2a] install: from the pruned package.json files and lockfile only, so this layer is reused until they change.
 COPY --from=prune /out/json/ ./
 COPY --from=prune /out/pnpm-lock.yaml ./pnpm-lock.yaml
-RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store \
-    pnpm install --frozen-lockfile --store-dir=/pnpm/store
+RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
+    { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
+ && pnpm install --frozen-lockfile --store-dir=/pnpm/store
 
 # [2b] build: the full sources of the pruned packages, plus the root tsconfig.base.json that `turbo prune` leaves out.
 COPY --from=prune /out/full/ ./
@@ -59,9 +67,21 @@ RUN pnpm exec turbo run build --filter=@animal-store/server...
 # [2c] deploy: a self-contained copy of the server with production dependencies only; the workspace packages arrive
 # as copies holding their built dist. pnpm 10's deploy derives its own lockfile from the workspace lockfile when
 # inject-workspace-packages is on; it is set for this command only (`--legacy` would resolve versions anew).
-RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store \
-    pnpm --filter=@animal-store/server --prod --config.inject-workspace-packages=true deploy --store-dir=/pnpm/store /deploy
-# [2d] check the deployed layout: compiled server, migrations beside dist/, built workspace packages, native module.
+# --no-optional: the optional dependencies of the production closure are @prisma/client's optional peers `prisma` and
+# `typescript` (pnpm links them because the server has them as devDependencies: the Prisma CLI, Studio, PGlite, React,
+# TypeScript, about 220 MB), @ts-rest's optional type peers, and pg's `pg-cloudflare` (Cloudflare Workers only). None
+# is used at run time; `pnpm image:test` checks the image runs without them and that they are absent.
+RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
+    { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
+ && pnpm --filter=@animal-store/server --prod --no-optional --config.inject-workspace-packages=true \
+      deploy --store-dir=/pnpm/store /deploy
+# [2d] native build leftovers out: better-sqlite3 loads build/Release/better_sqlite3.node (lib/database.js, through
+# `bindings`); its objects, static library, test extension, makefiles and the C sources (about 17 MB) are not needed.
+RUN cd /deploy/node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf build deps src binding.gyp \
+ && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/
+# [2e] check the deployed layout: compiled server, migrations beside dist/, built workspace packages, native module.
 RUN test -f /deploy/dist/main.js \
  && test -f /deploy/dist/cli/keys.js \
  && test -d /deploy/prisma/sqlite/migrations \
@@ -72,6 +92,7 @@ RUN test -f /deploy/dist/main.js \
 
 # ---------------------------------------------------------------------------------------------------------------------
 # [3] runtime: Node, production dependencies, the compiled server and its migrations. No pnpm, no compiler, no sources.
+# Runs with a read-only root filesystem: it writes only to /data (SQLite) and nothing else (`--read-only`).
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     PORT=3000 \
