@@ -1,0 +1,73 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { SERVER_ROOT } from '../../src/config.js';
+
+const MAIN = join(SERVER_ROOT, 'dist/main.js');
+const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
+
+/** The built server (`dist/main.js`) as its own process, as production runs it, with its log lines collected. */
+export interface MainProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly port: number;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Parsed JSON log lines so far. */
+  logs(): Record<string, unknown>[];
+  readonly exited: Promise<number | null>;
+  /** SIGKILL, then wait for the exit. */
+  kill(): Promise<void>;
+}
+
+export async function startMain(env: Record<string, string>): Promise<MainProcess> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 30_000);
+    const check = () => {
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout.off('data', check);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening: ${output}`));
+    });
+  });
+  return {
+    child,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    logs: () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    exited,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Creates a key with the key CLI on the database `env` names; returns the raw key. */
+export function createKey(env: Record<string, string>, plan = 'enterprise'): string {
+  const args = plan === 'enterprise' ? ['create', '--plan', plan, '--per-minute', '100000', '--per-day', '10000000'] : ['create', '--plan', plan];
+  const created = spawnSync(process.execPath, [KEYS, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+  if (created.status !== 0) throw new Error(`keys create failed: ${created.stderr}`);
+  return created.stdout.trimEnd().split('\n').at(-1)!;
+}
