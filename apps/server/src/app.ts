@@ -11,6 +11,7 @@ import { jsonBody } from './http/body.js';
 import { installIfNoneMatch } from './http/conditional.js';
 import { installLeanJson } from './http/respond.js';
 import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
+import { briefly } from './http/dependency-errors.js';
 import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
 import { validationError } from './http/validation.js';
@@ -18,6 +19,7 @@ import { KeyResolver } from './keys.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createRateLimiting } from './rate-limiting.js';
+import type { TrustProxy } from './trust-proxy.js';
 
 export interface AppDeps {
   db: Database;
@@ -29,8 +31,11 @@ export interface AppDeps {
    * Default: an in-memory store (the embedded default) with a ban after 10 refusals in a minute, for 900 s.
    */
   rateLimit?: { store: RateLimitStore; banThreshold?: number; banSeconds?: number };
-  /** Trust X-Forwarded-For (behind a proxy). */
-  trustProxy?: boolean;
+  /**
+   * Express's `trust proxy` for the client address of keyless limits: false (the socket's address), a number of proxy
+   * hops, or trusted proxy addresses/CIDRs (config's TRUST_PROXY). `true` means one hop, never "trust every hop".
+   */
+  trustProxy?: TrustProxy | true;
   /** Validate every response against the contract (tests); costs time, so off in production. */
   validateResponses?: boolean;
   /** Clock for the key cache (tests). */
@@ -105,7 +110,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', 'strong');
   installIfNoneMatch(app);
   installLeanJson(app);
-  app.set('trust proxy', deps.trustProxy ?? false);
+  app.set('trust proxy', deps.trustProxy === true ? 1 : (deps.trustProxy ?? false));
 
   const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
 
@@ -120,17 +125,17 @@ export function createApp(deps: AppDeps): Express {
   });
   // getPet's deprecation headers go on before anything can answer (401 and 429 included).
   v1.use('/pets/:petId', deprecationHeaders);
-  // The identity (API key or client address) is needed by the rate limiter, which answers before authentication.
-  v1.use(resolveApiKey(keys));
-  v1.use(
-    createRateLimiting({
-      store: deps.rateLimit?.store ?? createMemoryStore(),
-      banThreshold: deps.rateLimit?.banThreshold ?? 10,
-      banSeconds: deps.rateLimit?.banSeconds ?? 900,
-      trustProxy: deps.trustProxy ?? false,
-      metrics,
-    }),
-  );
+  // The identity (API key or client address) is needed by the rate limiter, which answers before authentication; an
+  // address already refused is answered before its key is looked up.
+  const limiting = createRateLimiting({
+    store: deps.rateLimit?.store ?? createMemoryStore(),
+    banThreshold: deps.rateLimit?.banThreshold ?? 10,
+    banSeconds: deps.rateLimit?.banSeconds ?? 900,
+    metrics,
+    ...(deps.now && { now: deps.now }),
+  });
+  v1.use(resolveApiKey(keys, limiting.refuseKnownAddress));
+  v1.use(limiting.middleware);
   v1.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(OPENAPI_JSON);
   });
@@ -158,7 +163,7 @@ export function createApp(deps: AppDeps): Express {
     deps.db.ping().then(
       () => res.json({ status: 'ready' }),
       (err: unknown) => {
-        deps.logger.warn({ err, reqId: req.id }, 'readiness check failed: database unreachable');
+        deps.logger.warn({ reqId: req.id, ...briefly(err) }, 'readiness check failed: database unreachable');
         sendError(res, 'service_unavailable', 'Database unreachable');
       },
     );
@@ -175,6 +180,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter());
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, (reason) => metrics.dependencyFailures.inc({ reason })));
   return app;
 }

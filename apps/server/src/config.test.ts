@@ -21,6 +21,27 @@ describe('loadConfig', () => {
     expect(config.readConcurrency).toBe(4);
   });
 
+  it('has bounded waits, HTTP limits for a service behind a load balancer, and a drain period by default', () => {
+    const config = loadConfig({});
+    expect(config.databaseLimits).toEqual({
+      poolSize: 10,
+      poolTimeoutMs: 2000,
+      statementTimeoutMs: 5000,
+      lockTimeoutMs: 1000,
+      sqliteBusyTimeoutMs: 1000,
+    });
+    expect(config.http).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 10_000,
+    });
+    expect(config.shutdownDrainMs).toBe(5000);
+    expect(config.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,loopback' }).trustProxy).toEqual(['10.0.0.0/8', 'loopback']);
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -30,6 +51,12 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ RATE_LIMIT_REDIS_FAILURE: 'maybe' }, 'RATE_LIMIT_REDIS_FAILURE'],
     [{ TRUST_PROXY: 'perhaps' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/40' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1, not-an-address' }, 'TRUST_PROXY'],
+    [{ DATABASE_POOL_TIMEOUT_MS: '0' }, 'DATABASE_POOL_TIMEOUT_MS'],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '10' }, 'HTTP_HEADERS_TIMEOUT_MS'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS'],
+    [{ SHUTDOWN_DRAIN_MS: 'soon' }, 'SHUTDOWN_DRAIN_MS'],
     [{ PAGE_CACHE_ENTRIES: '-1' }, 'PAGE_CACHE_ENTRIES'],
     [{ READ_CONCURRENCY: '0' }, 'READ_CONCURRENCY'],
     [{ PAGE_CACHE_ENTRIES: '10001' }, 'PAGE_CACHE_ENTRIES'],

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseClusterNodes, type ClusterNodeAddress } from '@animal-store/rate-limit';
 import { z } from 'zod';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /** apps/server: relative `file:` database paths are resolved against this directory, whoever runs the process. */
 export const SERVER_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -20,6 +21,20 @@ const bool = (name: string) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'], { errorMap: () => ({ message: `${name} must be true or false` }) })
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** A string turned into a value by `parse`, whose thrown message becomes the variable's configuration error. */
+const parsedBy = <T>(parse: (value: string) => T, fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx): T => {
+      try {
+        return parse(value);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+        return z.NEVER;
+      }
+    });
 
 export type DatabaseTarget =
   | { provider: 'sqlite'; url: string; file: string }
@@ -68,17 +83,7 @@ const EnvSchema = z
   .object({
     PORT: int('PORT', 0, 65535).default('3000'),
     HOST: z.string().min(1, 'HOST must not be empty').default('0.0.0.0'),
-    DATABASE_URL: z
-      .string()
-      .default(DEFAULT_DATABASE_URL)
-      .transform((url, ctx) => {
-        try {
-          return parseDatabaseUrl(url);
-        } catch (err) {
-          ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
-          return z.NEVER;
-        }
-      }),
+    DATABASE_URL: parsedBy(parseDatabaseUrl, DEFAULT_DATABASE_URL),
     DATABASE_DIRECT_URL: z
       .string()
       .refine(isPostgresUrl, 'DATABASE_DIRECT_URL must be a postgres:// or postgresql:// URL')
@@ -116,10 +121,20 @@ const EnvSchema = z
         errorMap: () => ({ message: 'RATE_LIMIT_REDIS_FAILURE must be fallback or refuse' }),
       })
       .default('fallback'),
-    TRUST_PROXY: bool('TRUST_PROXY').default('false'),
+    TRUST_PROXY: parsedBy(parseTrustProxy, 'false'),
     METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
     SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 0, 120_000).default('10000'),
     DATABASE_STARTUP_TIMEOUT_MS: int('DATABASE_STARTUP_TIMEOUT_MS', 0, 600_000).default('30000'),
+    SHUTDOWN_DRAIN_MS: int('SHUTDOWN_DRAIN_MS', 0, 120_000).default('5000'),
+    DATABASE_POOL_SIZE: int('DATABASE_POOL_SIZE', 2, 1000).default('10'),
+    DATABASE_POOL_TIMEOUT_MS: int('DATABASE_POOL_TIMEOUT_MS', 100, 60_000).default('2000'),
+    DATABASE_STATEMENT_TIMEOUT_MS: int('DATABASE_STATEMENT_TIMEOUT_MS', 0, 600_000).default('5000'),
+    DATABASE_LOCK_TIMEOUT_MS: int('DATABASE_LOCK_TIMEOUT_MS', 0, 600_000).default('1000'),
+    SQLITE_BUSY_TIMEOUT_MS: int('SQLITE_BUSY_TIMEOUT_MS', 0, 60_000).default('1000'),
+    HTTP_HEADERS_TIMEOUT_MS: int('HTTP_HEADERS_TIMEOUT_MS', 1000, 600_000).default('10000'),
+    HTTP_REQUEST_TIMEOUT_MS: int('HTTP_REQUEST_TIMEOUT_MS', 1000, 3_600_000).default('30000'),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: int('HTTP_KEEP_ALIVE_TIMEOUT_MS', 0, 600_000).default('65000'),
+    MAX_CONNECTIONS: int('MAX_CONNECTIONS', 1, 10_000_000).default('10000'),
   })
   .superRefine((e, ctx) => {
     if (e.DATABASE_DIRECT_URL !== undefined && e.DATABASE_URL.provider !== 'postgresql') {
@@ -153,11 +168,38 @@ export type Config = {
   /** `REDIS_CLUSTER_NODES`: seed nodes of a Redis Cluster (instead of `redisUrl`). */
   redisClusterNodes: ClusterNodeAddress[] | undefined;
   rateLimit: { banThreshold: number; banSeconds: number; redisFailure: 'fallback' | 'refuse' };
-  trustProxy: boolean;
+  /** Express's `trust proxy`: false, a number of proxy hops, or trusted proxy addresses/CIDRs. */
+  trustProxy: TrustProxy;
   metricsToken: string | undefined;
   shutdownTimeoutMs: number;
   databaseStartupTimeoutMs: number;
+  /** SIGTERM: how long /readyz answers 503 while requests are still served, before connections close. */
+  shutdownDrainMs: number;
+  /** Bounded waits on the database (see docs/production.md). */
+  databaseLimits: DatabaseLimits;
+  /** Node HTTP server limits for slow and idle clients. */
+  http: HttpLimits;
 };
+
+export interface DatabaseLimits {
+  /** PostgreSQL pool size. */
+  poolSize: number;
+  /** PostgreSQL: longest wait for a pooled connection (or a new one to connect). */
+  poolTimeoutMs: number;
+  /** PostgreSQL statement_timeout (0: none). */
+  statementTimeoutMs: number;
+  /** PostgreSQL lock_timeout (0: none). */
+  lockTimeoutMs: number;
+  /** SQLite busy timeout: how long a write waits for another connection's write lock. */
+  sqliteBusyTimeoutMs: number;
+}
+
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -194,5 +236,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     databaseStartupTimeoutMs: e.DATABASE_STARTUP_TIMEOUT_MS,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+    databaseLimits: {
+      poolSize: e.DATABASE_POOL_SIZE,
+      poolTimeoutMs: e.DATABASE_POOL_TIMEOUT_MS,
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+      sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS,
+    },
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.MAX_CONNECTIONS,
+    },
   };
 }

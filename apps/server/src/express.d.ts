@@ -9,6 +9,11 @@ declare global {
       startedAt: bigint;
       /** The active API key of this request: undefined before resolution, null when missing or invalid. */
       apiKey?: ApiKeyRecord | null;
+      /**
+       * Why the key could not be resolved, decided after the rate limiter (so the answer carries its headers): several
+       * Authorization headers (400), or the key lookup failed (a dependency failure: 503).
+       */
+      apiKeyProblem?: 'duplicate_authorization' | { lookupFailed: unknown };
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { trackConnections } from './http/graceful-stop.js';
 import { createServer } from './http/server.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabaseWithRetry } from './db/database.js';
@@ -15,6 +16,8 @@ async function main(config: Config): Promise<void> {
     coalesceReads: config.coalesceReads,
     readConcurrency: config.readConcurrency,
     idempotencyTtlMs: config.idempotencyTtlMs,
+    poolSize: config.databaseLimits.poolSize,
+    limits: config.databaseLimits,
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) =>
@@ -39,7 +42,18 @@ async function main(config: Config): Promise<void> {
     },
     isShuttingDown: () => shuttingDown,
   });
-  const server: Server = createServer(app).listen(config.port, config.host, () => {
+  // One line per burst when the connection cap is reached (not one per refused connection), and a counter.
+  let lastDropLog = 0;
+  const server: Server = createServer(app, {
+    limits: config.http,
+    onProtocolError: (status) => metrics.protocolErrors.inc({ status }),
+    onConnectionDropped: () => {
+      metrics.droppedConnections.inc();
+      if (Date.now() - lastDropLog < 10_000) return;
+      lastDropLog = Date.now();
+      logger.warn({ maxConnections: config.http.maxConnections }, 'connection limit reached: refusing new connections');
+    },
+  }).listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info(
@@ -53,41 +67,53 @@ async function main(config: Config): Promise<void> {
     );
   });
   // Once stopping, every answer closes its connection: keep-alive clients reconnect elsewhere instead of holding this
-  // process open until the shutdown deadline (server.close() only ends connections that are idle when it is called).
-  server.prependListener('request', (_req, res) => {
-    if (shuttingDown) res.setHeader('Connection', 'close');
-  });
+  // process open until the shutdown deadline.
+  const connections = trackConnections(server);
   server.on('error', (err) => {
     logger.fatal({ err: err.message }, 'cannot listen');
     process.exit(1);
   });
 
-  const stop = (signal: string) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+  const finish = () => {
     const force = setTimeout(() => {
       logger.warn(
         { timeoutMs: config.shutdownTimeoutMs },
         'requests still in flight at the shutdown deadline; closing them',
       );
-      server.closeAllConnections();
+      connections.destroyAll();
     }, config.shutdownTimeoutMs);
     force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      Promise.all([db.close(), rateLimitStore.close()]).then(
-        () => {
-          logger.info('stopped');
-          process.exit(0);
-        },
-        (err: unknown) => {
-          logger.error({ err: (err as Error).message }, 'error while closing');
-          process.exit(1);
-        },
-      );
-    });
-    server.closeIdleConnections();
+    logger.info('no new connections; finishing requests in flight');
+    // A connection accepted before this point whose request is still on its way gets until the header timeout.
+    connections.close({ freshGraceMs: config.http.headersTimeoutMs }).then(
+      () => {
+        clearTimeout(force);
+        Promise.all([db.close(), rateLimitStore.close()]).then(
+          () => {
+            logger.info('stopped');
+            process.exit(0);
+          },
+          (err: unknown) => {
+            logger.error({ err: (err as Error).message }, 'error while closing');
+            process.exit(1);
+          },
+        );
+      },
+      (err: unknown) => logger.error({ err: (err as Error).message }, 'error while closing the server'),
+    );
+  };
+
+  // SIGTERM (orchestrators): /readyz answers 503 and answers close their connections for SHUTDOWN_DRAIN_MS while the
+  // server still accepts, so load balancers notice before connections are refused; then stop. SIGINT (a terminal's
+  // Ctrl-C) stops without the drain.
+  const stop = (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    connections.beginStop();
+    const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0;
+    logger.info({ signal, drainMs }, 'shutting down: /readyz answers 503; finishing requests in flight');
+    if (drainMs === 0) finish();
+    else setTimeout(finish, drainMs);
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -28,6 +28,23 @@ export class Metrics {
     help: 'Temporary bans started',
     registers: [this.registry],
   });
+  readonly dependencyFailures = new Counter({
+    name: 'dependency_failures_total',
+    help: 'Requests answered 503 because a dependency failed, by reason (database_unreachable, database_timeout, database_busy, disk_full, ...)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly protocolErrors = new Counter({
+    name: 'http_protocol_errors_total',
+    help: "Requests refused by Node's HTTP layer before routing (400 malformed, 408 timeout, 431 headers too large), by status",
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly droppedConnections = new Counter({
+    name: 'http_connections_dropped_total',
+    help: 'Connections refused because MAX_CONNECTIONS were open',
+    registers: [this.registry],
+  });
   readonly redisFallbacks = new Counter({
     name: 'rate_limit_redis_fallbacks_total',
     help: 'Times the rate limiter fell back from Redis to its in-memory store (or refused) because Redis failed',

@@ -1,5 +1,4 @@
 import {
-  clientAddress,
   createLimiter,
   createMemoryStore,
   createRedisClient,
@@ -8,14 +7,19 @@ import {
   createResilientStore,
   limitsForPlan,
   rateLimit,
+  rateLimitErrorBody,
+  rateLimitHeaders,
+  type RateLimitDecision,
   type RateLimitIdentity,
   type RateLimitStore,
 } from '@animal-store/rate-limit';
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from './config.js';
 import type { ApiKeyRecord } from './db/types.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import { clientIp } from './http/client-address.js';
+import { RefusedAddresses } from './refused-addresses.js';
 
 /** Key prefix of the service's counters and bans in Redis. */
 export const REDIS_PREFIX = 'animal-store:rl:';
@@ -66,9 +70,19 @@ export function createRateLimiting(options: {
   store: RateLimitStore;
   banThreshold: number;
   banSeconds: number;
-  trustProxy: boolean;
   metrics?: Metrics | undefined;
-}): RequestHandler {
+  /** Clock of the refused-address memo (tests). */
+  now?: () => number;
+}): {
+  middleware: RequestHandler;
+  /**
+   * Refuses cheaply, before a key lookup: for a client address this process saw refused and whose refusal may still
+   * hold, asks the limiter about the address first (charged as the keyless request it may turn out to be; refusals
+   * still count towards a ban) and answers its 429 without looking the key up. Returns false when the address is not
+   * known as refused; otherwise it answers, or calls `lookup` when the limiter lets the address through after all.
+   */
+  refuseKnownAddress: (req: Request, res: Response, next: NextFunction, lookup: () => void) => boolean;
+} {
   const limiter = createLimiter({
     store: options.store,
     ban: { maxRefusals: options.banThreshold, windowMs: 60_000, durationMs: options.banSeconds * 1000 },
@@ -88,21 +102,42 @@ export function createRateLimiting(options: {
     return identity;
   };
   const freeWindows = limitsForPlan('free');
-  return rateLimit<Request>({
+  const refused = new RefusedAddresses(options.now);
+  const countRefusal = (decision: RateLimitDecision) =>
+    metrics?.rateLimitRefusals.inc({ reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded' });
+  const middleware = rateLimit<Request>({
     limiter,
-    identify: (req) =>
-      req.apiKey
-        ? keyIdentity(req.apiKey)
-        : { key: `ip:${clientAddress(req, options.trustProxy)}`, windows: freeWindows },
-    hooks: metrics && {
-      onDecision: (decision) => {
-        if (!decision.allowed)
-          metrics.rateLimitRefusals.inc({
-            reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded',
-          });
+    identify: (req) => (req.apiKey ? keyIdentity(req.apiKey) : { key: `ip:${clientIp(req)}`, windows: freeWindows }),
+    hooks: {
+      onDecision: (decision, req) => {
+        if (decision.allowed) return;
+        if (!req.apiKey) refused.remember(clientIp(req), decision);
+        countRefusal(decision);
       },
-      onBan: () => metrics.rateLimitBans.inc(),
-      onFallback: () => metrics.redisFallbacks.inc(),
+      onBan: () => metrics?.rateLimitBans.inc(),
+      onFallback: () => metrics?.redisFallbacks.inc(),
     },
   });
+  return {
+    middleware,
+    refuseKnownAddress(req, res, next, lookup) {
+      const address = clientIp(req);
+      if (!refused.check(address)) return false;
+      limiter.consume(`ip:${address}`, freeWindows).then((decision) => {
+        if (decision.allowed) {
+          lookup();
+          return;
+        }
+        refused.remember(address, decision);
+        countRefusal(decision);
+        if (decision.banStarted) metrics?.rateLimitBans.inc();
+        res
+          .status(429)
+          .set(rateLimitHeaders(decision))
+          .type('application/json')
+          .end(JSON.stringify(rateLimitErrorBody(decision)));
+      }, next);
+      return true;
+    },
+  };
 }

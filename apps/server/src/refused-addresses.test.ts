@@ -32,7 +32,10 @@ describe('RefusedAddresses', () => {
   it('keeps a ban until it ends, never marks a restated refusal as starting one, and forgets allowed decisions', () => {
     let now = 0;
     const refusals = new RefusedAddresses(() => now);
-    refusals.remember('1.2.3.4', refused(now, { reason: 'banned', banUntil: 900_000, banStarted: true, retryAfterSeconds: 900 }));
+    refusals.remember(
+      '1.2.3.4',
+      refused(now, { reason: 'banned', banUntil: 900_000, banStarted: true, retryAfterSeconds: 900 }),
+    );
     refusals.remember('5.6.7.8', { ...refused(now), allowed: true, reason: 'allowed', retryAfterSeconds: null });
     now = 600_000;
     expect(refusals.check('1.2.3.4')).toMatchObject({ reason: 'banned', retryAfterSeconds: 300, banStarted: false });

@@ -2,9 +2,9 @@ import type { RateLimitDecision } from '@animal-store/rate-limit';
 
 /**
  * Client addresses this process has seen refused (over the keyless limit, or banned), until their refusal ends. A key
- * that needs a database lookup from such an address is refused with the remembered 429 first, so a banned address
- * sending invented keys costs neither a lookup nor a rate-limit store call. Per process and bounded: the oldest entry
- * goes first; an entry ends at the window's reset or the ban's end.
+ * that needs a database lookup from such an address is checked against the address's limit first, so a banned address
+ * sending invented keys costs no database query. Per process and bounded: the oldest entry goes first; an entry ends
+ * at the window's reset or the ban's end.
  */
 export class RefusedAddresses {
   readonly #entries = new Map<string, { until: number; decision: RateLimitDecision }>();
@@ -38,6 +38,11 @@ export class RefusedAddresses {
     }
     // Shift the decision to now: the same windows and ban, seen `now - decision.now` ms later.
     const { decision } = entry;
-    return { ...decision, now, retryAfterSeconds: Math.max(1, Math.ceil((entry.until - now) / 1000)), banStarted: false };
+    return {
+      ...decision,
+      now,
+      retryAfterSeconds: Math.max(1, Math.ceil((entry.until - now) / 1000)),
+      banStarted: false,
+    };
   }
 }

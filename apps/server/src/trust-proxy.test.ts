@@ -7,7 +7,12 @@ function ipFor(setting: ReturnType<typeof parseTrustProxy>, socket: string, xff:
   const app = express();
   app.set('trust proxy', setting);
   const req = Object.create(app.request) as express.Request;
-  Object.assign(req, { app, headers: { 'x-forwarded-for': xff }, socket: { remoteAddress: socket }, connection: { remoteAddress: socket } });
+  Object.assign(req, {
+    app,
+    headers: { 'x-forwarded-for': xff },
+    socket: { remoteAddress: socket },
+    connection: { remoteAddress: socket },
+  });
   return req.ip;
 }
 

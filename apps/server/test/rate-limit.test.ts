@@ -175,7 +175,7 @@ describe.each(PROVIDERS)('rate limits over HTTP on %s (memory store, fake clock)
 describe('the client address of keyless callers', () => {
   it.each([
     [false, 'ignores X-Forwarded-For: one bucket for the socket address'],
-    [true, 'takes the first X-Forwarded-For entry when TRUST_PROXY is set'],
+    [true, 'takes the X-Forwarded-For entry the one trusted proxy added (the last) when TRUST_PROXY is set'],
   ])('trustProxy=%s %s', async (trustProxy) => {
     const now = Date.UTC(2026, 10, 22, 23, 0, 0);
     await withTestServer(
@@ -189,6 +189,8 @@ describe('the client address of keyless callers', () => {
         expect(await remaining('203.0.113.7')).toBe('59');
         expect(await remaining('198.51.100.9, 10.0.0.1')).toBe(trustProxy ? '59' : '58');
         expect(await remaining('203.0.113.7')).toBe(trustProxy ? '58' : '57');
+        // A client's own leftmost entry picks no identity: the address the proxy appended does.
+        expect(await remaining('6.6.6.6, 203.0.113.7')).toBe(trustProxy ? '57' : '56');
       },
     );
   });

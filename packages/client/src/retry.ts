@@ -67,7 +67,9 @@ const NOT_SENT = new Set([
 /**
  * Should a request that got this status be sent again?
  * - 429: the service refused it before doing anything: always, after `Retry-After`.
- * - 503: our service answers 503 only when it cannot decide on the rate limit, before any write: always.
+ * - 503: a dependency of our service failed (rate-limit store, database down, timing out, full): nothing was written
+ *   (but for a PostgreSQL connection lost during the commit itself, which an `Idempotency-Key` makes safe to repeat),
+ *   so always, after `Retry-After`.
  * - 502, 504: a gateway lost the answer; the service may have acted: idempotent methods, and requests carrying an
  *   `Idempotency-Key` (a repeat gets the first answer; nothing is done twice).
  * - 409 with an `Idempotency-Key`: the first request with that key is still being processed: after `Retry-After`.

@@ -35,6 +35,27 @@ describe('NewPet', () => {
     expect(NewPet.parse({ name: 'Big', categoryId: 9007199254740991 }).categoryId).toBe(9007199254740991);
     expect(NewPet.parse({ name: 'Big', categoryId: 3000000000 }).categoryId).toBe(3000000000);
   });
+
+  it('refuses what cannot be stored faithfully: control characters and lone surrogates', () => {
+    for (const name of [
+      'a\u0000b',
+      'tab\there',
+      'line\nbreak',
+      'del\u007f',
+      'c1\u0085',
+      '\ud800',
+      'x\udc00y',
+      '\udbff\ud800',
+    ]) {
+      const result = NewPet.safeParse({ name, categoryId: 1 });
+      expect(result.success, JSON.stringify(name)).toBe(false);
+      expect(result.error?.issues[0]?.path).toEqual(['name']);
+    }
+    // Everything else is text: pairs of surrogates, non-Latin scripts, format characters, private use, noncharacters.
+    for (const name of ['\ud83d\udc15', 'Ωμέγα', '名前', 'a\u200db', '\ue000', 'x\uffff', '\u00a0Rex']) {
+      expect(NewPet.safeParse({ name, categoryId: 1 }).success, JSON.stringify(name)).toBe(true);
+    }
+  });
 });
 
 describe('ListPetsQuery', () => {

@@ -67,12 +67,24 @@ const codePoints = (s: string) => {
   return n;
 };
 
+/** Control characters (C0, DEL, C1: U+0000-U+001F, U+007F-U+009F): NUL cannot be stored by PostgreSQL, the rest are no part of a name. */
+const CONTROL = /\p{Cc}/u;
+/** A lone UTF-16 surrogate (U+D800-U+DFFF outside a pair) is no Unicode text: stored, it comes back as U+FFFD. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 export const PetName = openApi(
   z
     .string({ invalid_type_error: 'name must be a string', required_error: 'name is required' })
     .refine((s) => s.trim().length > 0, 'name must contain at least one non-whitespace character')
-    .refine((s) => codePoints(s) <= NAME_MAX_LENGTH, `name must be at most ${NAME_MAX_LENGTH} characters`),
-  { minLength: 1, maxLength: NAME_MAX_LENGTH },
+    .refine((s) => codePoints(s) <= NAME_MAX_LENGTH, `name must be at most ${NAME_MAX_LENGTH} characters`)
+    .refine((s) => !CONTROL.test(s), 'name must not contain control characters (U+0000-U+001F, U+007F-U+009F)')
+    .refine((s) => !LONE_SURROGATE.test(s), 'name must be valid Unicode text (no lone surrogate)'),
+  {
+    minLength: 1,
+    maxLength: NAME_MAX_LENGTH,
+    description:
+      'At most 255 Unicode code points, at least one not whitespace; no control characters (U+0000-U+001F, U+007F-U+009F).',
+  },
 );
 
 /** Request body of createPet. Unknown fields (a client-sent `id` included) are ignored. */

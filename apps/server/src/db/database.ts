@@ -4,7 +4,7 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { sessionUrl, type DatabaseTarget } from '../config.js';
+import { sessionUrl, type DatabaseLimits, type DatabaseTarget } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
@@ -41,7 +41,17 @@ export interface OpenDatabaseOptions {
   idempotencyTtlMs?: number;
   /** Expired idempotency records are purged in bounded steps at most this often (default 60 s; tests). */
   idempotencyPurgeEveryMs?: number;
+  /** Bounded waits (defaults: those of config.ts). */
+  limits?: Partial<Omit<DatabaseLimits, 'poolSize'>>;
 }
+
+/** The defaults of config.ts, for callers that open a database without a configuration (tests, the key CLI). */
+const DEFAULT_LIMITS: Omit<DatabaseLimits, 'poolSize'> = {
+  poolTimeoutMs: 2000,
+  statementTimeoutMs: 5000,
+  lockTimeoutMs: 1000,
+  sqliteBusyTimeoutMs: 1000,
+};
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const writeOptions = (options: OpenDatabaseOptions) => ({
@@ -56,8 +66,11 @@ async function openSqlite(
 ): Promise<Database> {
   if (target.file !== ':memory:') mkdirSync(dirname(target.file), { recursive: true });
   // This connection migrates, then serves the hot reads and the pet writes with statements prepared once (an
-  // in-memory database is private to its connection, so it has to be this one).
-  const conn = new BetterSqlite3(target.file, { timeout: 5000 });
+  // in-memory database is private to its connection, so it has to be this one). Migrating may wait for another
+  // process's migration; afterwards better-sqlite3 waits for a lock synchronously, the whole process with it, so the
+  // busy timeout is short.
+  const timeout = options.limits?.sqliteBusyTimeoutMs ?? DEFAULT_LIMITS.sqliteBusyTimeoutMs;
+  const conn = new BetterSqlite3(target.file, { timeout: Math.max(timeout, 5000) });
   try {
     if (target.file !== ':memory:') conn.pragma('journal_mode = WAL');
     if (options.migrate !== false) migrateSqlite(conn);
@@ -65,7 +78,8 @@ async function openSqlite(
     conn.close();
     throw err;
   }
-  const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout: 5000 }) });
+  conn.pragma(`busy_timeout = ${timeout}`);
+  const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout }) });
   const reads = sqlitePetReads(conn, { pageCacheEntries: options.pageCacheEntries ?? 128 });
   const writes = sqlitePetWrites(conn, { ...writeOptions(options), onCommit: (pets) => reads.created(pets) });
   return {
@@ -85,23 +99,15 @@ async function openSqlite(
 }
 
 /**
- * Migrations go over `DATABASE_DIRECT_URL` when it is set (a connection of their own, closed after), else over a
- * connection of the pool. Either works behind a transaction pooler: nothing in them outlives a transaction.
+ * Migrations run on a connection of their own, closed after: over `DATABASE_DIRECT_URL` when it is set, else over
+ * `DATABASE_URL` (either works behind a transaction pooler: nothing in them outlives a transaction), and without the
+ * request path's statement and lock timeouts: a replica waits for another's migration lock, and a migration may take
+ * longer than any query should.
  */
 async function migrateOver(
   target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
-  pool: pg.Pool,
   onError: (err: Error) => void,
 ): Promise<void> {
-  if (target.directUrl === undefined) {
-    const client = await pool.connect();
-    try {
-      await migratePostgres(client);
-    } finally {
-      client.release();
-    }
-    return;
-  }
   const client = new pg.Client({ connectionString: sessionUrl(target), connectionTimeoutMillis: 5000 });
   client.on('error', onError);
   await client.connect();
@@ -116,11 +122,21 @@ async function openPostgres(
   target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
   options: OpenDatabaseOptions,
 ): Promise<Database> {
-  const pool = new pg.Pool({
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  // Every wait is bounded, set per connection in its startup packet (no session SET, which PgBouncer's transaction
+  // mode would not keep): the pool's wait for a connection, the server's statement and lock timeouts, and pg's own
+  // query timeout a little later, for a server that stopped answering altogether.
+  const connection: pg.PoolConfig = {
     connectionString: target.url,
-    max: options.poolSize ?? 10,
-    connectionTimeoutMillis: 5000,
-  });
+    connectionTimeoutMillis: limits.poolTimeoutMs,
+    keepAlive: true,
+    ...(limits.statementTimeoutMs > 0 && {
+      statement_timeout: limits.statementTimeoutMs,
+      query_timeout: limits.statementTimeoutMs + 2000,
+    }),
+    ...(limits.lockTimeoutMs > 0 && { lock_timeout: limits.lockTimeoutMs }),
+  };
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
   // Without listeners, an 'error' on an idle pooled connection (or on one the pool has let go while it closes) is an
   // uncaught exception. Queries still see their own errors through their promises.
   const onError = (err: Error) => options.onConnectionError?.(err);
@@ -134,7 +150,7 @@ async function openPostgres(
     void ended.then(() => open.delete(ended));
   });
   try {
-    if (options.migrate !== false) await migrateOver(target, pool, onError);
+    if (options.migrate !== false) await migrateOver(target, onError);
   } catch (err) {
     await pool.end();
     await Promise.all(open);
@@ -144,18 +160,29 @@ async function openPostgres(
   const reads = postgresPetReads(pool, {
     coalesce: options.coalesceReads ?? true,
     concurrency: options.readConcurrency ?? 4,
+    slotTimeoutMs: limits.poolTimeoutMs,
   });
   const writes = postgresPetWrites(pool, {
     ...writeOptions(options),
     onPurgeError: (err) => options.onConnectionError?.(err as Error),
   });
+  // Readiness has a connection of its own: a pool saturated by slow queries is "busy", not "down", and must not take
+  // every replica out of the load balancer at once.
+  const readiness = new pg.Pool({
+    ...connection,
+    max: 1,
+    idleTimeoutMillis: 0,
+    statement_timeout: 1000,
+    query_timeout: 3000,
+  });
+  readiness.on('error', onError);
   return {
     provider: 'postgresql',
     pets: prismaPetStore(prisma, reads, writes),
     readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
     async ping() {
-      await pool.query('SELECT 1');
+      await readiness.query('SELECT 1');
     },
     poolStats() {
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
@@ -163,7 +190,7 @@ async function openPostgres(
     close: once(async () => {
       await writes.closed();
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), readiness.end()]);
       await Promise.all(open);
     }),
   };

@@ -61,8 +61,10 @@ describe('PostgreSQL read coalescing', () => {
 
   it('keeps at most readConcurrency read queries in flight; the others wait their turn', async () => {
     const url = target.target.provider === 'postgresql' ? target.target.url : '';
-    const limited = await openDatabase(target.target, { readConcurrency: 2 });
-    const unlimited = await openDatabase(target.target, { coalesceReads: false });
+    // Reads wait on the lock as long as the test holds it: no lock timeout, no limit on the wait for a read slot.
+    const patient = { lockTimeoutMs: 0, poolTimeoutMs: 60_000 };
+    const limited = await openDatabase(target.target, { readConcurrency: 2, limits: patient });
+    const unlimited = await openDatabase(target.target, { coalesceReads: false, limits: patient });
     opened.push(limited, unlimited);
     const locker = new pg.Client({ connectionString: url });
     const observer = new pg.Client({ connectionString: url });

@@ -11,6 +11,8 @@ export interface PostgresReadOptions {
   coalesce?: boolean;
   /** With `coalesce`: read queries in flight at once (default 4); further reads wait, and identical ones share. */
   concurrency?: number;
+  /** With `coalesce`: longest wait for a slot (default 2000 ms, as for a pooled connection); then 503 "busy". */
+  slotTimeoutMs?: number;
 }
 
 type Query = { text: string; values: unknown[] };
@@ -46,6 +48,7 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
 
   const queue = createReadQueue<pg.PoolClient, readonly Pet[]>({
     concurrency: options.concurrency ?? 4,
+    slotTimeoutMs: options.slotTimeoutMs ?? 2000,
     connect: () => pool.connect(),
     release: (client, err) => client.release(err), // as pool.query does: a client whose query failed is not reused
   });

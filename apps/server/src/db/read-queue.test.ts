@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { createReadQueue } from './read-queue.js';
 
 /** Connections handed out by number; a query answers when the test says so. */
-function harness(concurrency: number) {
+function harness(concurrency: number, slotTimeoutMs?: number) {
   let next = 0;
   const released: Array<{ connection: number; err?: Error }> = [];
   const sent: Array<{ key: string; connection: number; answer(value: string): void; fail(err: Error): void }> = [];
   const queue = createReadQueue<number, string>({
     concurrency,
+    ...(slotTimeoutMs !== undefined && { slotTimeoutMs }),
     connect: () => Promise.resolve(++next),
     release: (connection, err) => released.push(err ? { connection, err } : { connection }),
   });
@@ -78,5 +79,19 @@ describe('read queue', () => {
     sent[1]!.answer('B');
     expect(await after).toBe('B');
     expect(released.at(-1)).toEqual({ connection: 2 });
+  });
+
+  it('fails a batch that waits for a slot longer than slotTimeoutMs as busy; later reads get a batch of their own', async () => {
+    const { read, sent } = harness(1, 50);
+    const first = read('a');
+    const waiting = read('b');
+    await expect(waiting).rejects.toMatchObject({ name: 'DatabaseBusyError', code: 'DATABASE_BUSY' });
+    const again = read('b'); // does not join the failed batch
+    sent[0]!.answer('A');
+    expect(await first).toBe('A');
+    await turns();
+    expect(sent.map((query) => query.key)).toEqual(['a', 'b']);
+    sent[1]!.answer('B');
+    expect(await again).toBe('B');
   });
 });

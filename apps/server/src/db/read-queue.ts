@@ -1,3 +1,5 @@
+import { DatabaseBusyError } from './busy-error.js';
+
 /**
  * A queue for reads on a connection pool: at most `concurrency` queries in flight, and identical reads (same key) that
  * wait share one query.
@@ -18,6 +20,11 @@ export interface ReadQueue<Connection, T> {
 export interface ReadQueueOptions<Connection> {
   /** Queries in flight at once; further batches wait for a slot. */
   concurrency: number;
+  /**
+   * Longest wait for a slot (ms; default: none). When the database is slow the queue must not grow without bound: a
+   * batch that waited longer fails with {@link DatabaseBusyError} (503, retried by the client).
+   */
+  slotTimeoutMs?: number;
   connect(): Promise<Connection>;
   /** Gives the connection back; `err` when its query failed (the pool then does not reuse it). */
   release(connection: Connection, err?: Error): void;
@@ -28,18 +35,34 @@ const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createReadQueue<Connection, T>(options: ReadQueueOptions<Connection>): ReadQueue<Connection, T> {
   let inFlight = 0;
-  const waiting: Array<() => void> = [];
+  const waiting = new Set<() => void>();
   const acquire = (): Promise<void> => {
     if (inFlight < options.concurrency) {
       inFlight++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => waiting.push(resolve));
+    const timeoutMs = options.slotTimeoutMs;
+    if (timeoutMs === undefined) return new Promise((resolve) => waiting.add(resolve));
+    return new Promise((resolve, reject) => {
+      const granted = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(granted);
+        reject(new DatabaseBusyError(`no read slot within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiting.add(granted);
+    });
   };
   const releaseSlot = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else inFlight--;
+    const next = waiting.values().next();
+    if (next.done) {
+      inFlight--;
+      return;
+    }
+    waiting.delete(next.value);
+    next.value();
   };
 
   const open = new Map<string, Promise<T>>();
@@ -52,22 +75,28 @@ export function createReadQueue<Connection, T>(options: ReadQueueOptions<Connect
     const close = () => open.get(key) === batch && open.delete(key);
     const batch: Promise<T> = endOfTurn()
       .then(acquire)
-      .then(async () => {
-        try {
-          // Closed once it has a connection (or failed to get one): later reads wait for a query sent after they arrived.
-          const connection = await options.connect().finally(close);
+      .then(
+        async () => {
           try {
-            const answer = await query(connection);
-            options.release(connection);
-            return answer;
-          } catch (err) {
-            options.release(connection, err as Error);
-            throw err;
+            // Closed once it has a connection (or failed to get one): later reads wait for a query sent after they arrived.
+            const connection = await options.connect().finally(close);
+            try {
+              const answer = await query(connection);
+              options.release(connection);
+              return answer;
+            } catch (err) {
+              options.release(connection, err as Error);
+              throw err;
+            }
+          } finally {
+            releaseSlot();
           }
-        } finally {
-          releaseSlot();
-        }
-      });
+        },
+        (err: unknown) => {
+          close(); // no slot in time: later reads must not join this failed batch
+          throw err;
+        },
+      );
     open.set(key, batch);
     return batch;
   };

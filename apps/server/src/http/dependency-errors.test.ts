@@ -24,19 +24,30 @@ describe('classifyDependencyError on real errors', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('node-postgres: nothing listening on the port is "unreachable"', async () => {
-    const client = new pg.Client({ connectionString: 'postgresql://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({
+      connectionString: 'postgresql://postgres@127.0.0.1:1/none',
+      connectionTimeoutMillis: 2000,
+    });
     expect(classifyDependencyError(await failure(() => client.connect()))).toBe('database_unreachable');
   });
 
   it('node-postgres: statement_timeout and lock_timeout are "timeout"; a saturated pool is "busy"', async () => {
-    const pool = new pg.Pool({ connectionString: PG_URL, max: 1, connectionTimeoutMillis: 100, statement_timeout: 50, lock_timeout: 50 });
+    const pool = new pg.Pool({
+      connectionString: PG_URL,
+      max: 1,
+      connectionTimeoutMillis: 100,
+      statement_timeout: 50,
+      lock_timeout: 50,
+    });
     const holder = new pg.Client({ connectionString: PG_URL });
     await holder.connect();
     try {
       expect(classifyDependencyError(await failure(() => pool.query('SELECT pg_sleep(2)')))).toBe('database_timeout');
       const lock = 0x13_0000 + Math.floor(Math.random() * 0xffff);
       await holder.query('SELECT pg_advisory_lock($1)', [lock]);
-      expect(classifyDependencyError(await failure(() => pool.query('SELECT pg_advisory_lock($1)', [lock])))).toBe('database_timeout');
+      expect(classifyDependencyError(await failure(() => pool.query('SELECT pg_advisory_lock($1)', [lock])))).toBe(
+        'database_timeout',
+      );
       await holder.query('SELECT pg_advisory_unlock($1)', [lock]);
       const held = await pool.connect();
       try {
@@ -85,14 +96,31 @@ describe('classifyDependencyError on real errors', () => {
   });
 
   it('errors wrapped as Prisma wraps them: a driver adapter cause, a P-code, nested causes', () => {
-    expect(classifyDependencyError({ name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } })).toBe('database_unreachable');
-    expect(classifyDependencyError({ code: 'P2010', meta: { driverAdapterError: { cause: { kind: 'postgres', code: '57014' } } } })).toBe(
-      'database_timeout',
+    expect(classifyDependencyError({ name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } })).toBe(
+      'database_unreachable',
     );
+    expect(
+      classifyDependencyError({
+        code: 'P2010',
+        meta: { driverAdapterError: { cause: { kind: 'postgres', code: '57014' } } },
+      }),
+    ).toBe('database_timeout');
     expect(classifyDependencyError({ cause: { kind: 'sqlite', extendedCode: 13 } })).toBe('disk_full');
-    expect(classifyDependencyError({ cause: { kind: 'sqlite', extendedCode: 10 | (4 << 8) } })).toBe('database_io_error');
-    expect(classifyDependencyError(new Error('x', { cause: Object.assign(new Error('disk'), { code: 'SQLITE_FULL' }) }))).toBe('disk_full');
+    expect(classifyDependencyError({ cause: { kind: 'sqlite', extendedCode: 10 | (4 << 8) } })).toBe(
+      'database_io_error',
+    );
+    expect(
+      classifyDependencyError(new Error('x', { cause: Object.assign(new Error('disk'), { code: 'SQLITE_FULL' }) })),
+    ).toBe('disk_full');
     expect(classifyDependencyError({ code: 'P2024' })).toBe('database_busy');
+    // As Prisma 7 reports SQLITE_FULL from the better-sqlite3 adapter (seen on a full tmpfs).
+    expect(
+      classifyDependencyError({
+        name: 'PrismaClientKnownRequestError',
+        message:
+          '\nInvalid `prisma.pet.create()` invocation:\n\n\nDatabase error. Code: `SQLITE_FULL`. Message: `database or disk is full`',
+      }),
+    ).toBe('disk_full');
   });
 
   it('leaves bugs and bad input alone (they stay 500 or are answered elsewhere)', () => {

@@ -73,10 +73,7 @@ function postgresState(state: string): DependencyFailure | undefined {
 
 /** SQLite result codes by their primary (low byte) value, as better-sqlite3 names them or Prisma's adapter numbers them. */
 function sqliteCode(code: string | number): DependencyFailure | undefined {
-  const primary =
-    typeof code === 'number'
-      ? SQLITE_PRIMARY_BY_NUMBER[code & 0xff]
-      : /^SQLITE_([A-Z]+)/.exec(code)?.[1];
+  const primary = typeof code === 'number' ? SQLITE_PRIMARY_BY_NUMBER[code & 0xff] : /^SQLITE_([A-Z]+)/.exec(code)?.[1];
   switch (primary) {
     case 'FULL':
       return 'disk_full';
@@ -96,7 +93,17 @@ function sqliteCode(code: string | number): DependencyFailure | undefined {
   }
 }
 
-const SQLITE_PRIMARY_BY_NUMBER: Record<number, string> = { 5: 'BUSY', 6: 'LOCKED', 7: 'NOMEM', 8: 'READONLY', 10: 'IOERR', 13: 'FULL', 14: 'CANTOPEN', 15: 'PROTOCOL', 22: 'NOLFS' };
+const SQLITE_PRIMARY_BY_NUMBER: Record<number, string> = {
+  5: 'BUSY',
+  6: 'LOCKED',
+  7: 'NOMEM',
+  8: 'READONLY',
+  10: 'IOERR',
+  13: 'FULL',
+  14: 'CANTOPEN',
+  15: 'PROTOCOL',
+  22: 'NOLFS',
+};
 
 /** Prisma's own codes for an unreachable or saturated database (https://www.prisma.io/docs/orm/reference/error-reference). */
 const PRISMA_CODES: Record<string, DependencyFailure> = {
@@ -129,10 +136,22 @@ const PG_MESSAGES: [RegExp, DependencyFailure][] = [
   [/Cannot use a pool after calling end on the pool/i, 'database_unreachable'], // shutting down
 ];
 
-type Inspectable = { code?: unknown; kind?: unknown; extendedCode?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: unknown; name?: unknown };
+type Inspectable = {
+  code?: unknown;
+  kind?: unknown;
+  extendedCode?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+  meta?: unknown;
+  name?: unknown;
+};
 
 function classifyOne(e: Inspectable): DependencyFailure | undefined {
-  if (e.name === 'RateLimitStoreUnavailableError' || (e.code === 'service_unavailable' && (e as { status?: unknown }).status === 503)) {
+  if (
+    e.name === 'RateLimitStoreUnavailableError' ||
+    (e.code === 'service_unavailable' && (e as { status?: unknown }).status === 503)
+  ) {
     return 'rate_limit_store';
   }
   const { code, kind } = e;
@@ -146,6 +165,7 @@ function classifyOne(e: Inspectable): DependencyFailure | undefined {
     if (code === 'ENOSPC' || code === 'EDQUOT') return 'disk_full';
     if (code === 'EROFS') return 'database_read_only';
     if (code === 'EIO') return 'database_io_error';
+    if (code === 'DATABASE_BUSY') return 'database_busy'; // our own read queue's wait (db/busy-error.ts)
     if (code.startsWith('SQLITE_')) return sqliteCode(code);
     if (code in PRISMA_CODES) return PRISMA_CODES[code];
     if (/^[0-9A-Z]{5}$/.test(code)) {
@@ -155,9 +175,14 @@ function classifyOne(e: Inspectable): DependencyFailure | undefined {
   }
   if (typeof e.message === 'string') {
     for (const [pattern, failure] of PG_MESSAGES) if (pattern.test(e.message)) return failure;
+    // Prisma renders a driver error it has no code of its own for as "Database error. Code: `SQLITE_FULL`. ...".
+    const rendered = PRISMA_RENDERED_CODE.exec(e.message)?.[1];
+    if (rendered !== undefined) return classifyOne({ code: rendered });
   }
   return undefined;
 }
+
+const PRISMA_RENDERED_CODE = /Database error\. Code: `([0-9A-Z_]{5,40})`/;
 
 /** The dependency failure behind `err`, or undefined when it is something else (a bug, bad input handled elsewhere). */
 export function classifyDependencyError(err: unknown): DependencyFailure | undefined {
@@ -176,4 +201,15 @@ export function classifyDependencyError(err: unknown): DependencyFailure | undef
     if (meta && typeof meta === 'object' && meta.driverAdapterError !== undefined) queue.push(meta.driverAdapterError);
   }
   return undefined;
+}
+
+/** An error in a few log fields, without its stack: its code, and its message's last line (Prisma's message ends with the cause). */
+export function briefly(err: unknown): { code?: string; err: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const code = (err as { code?: unknown } | null)?.code;
+  return { ...(typeof code === 'string' && { code }), err: (lines.at(-1) ?? '').slice(0, 200) };
 }

@@ -1,6 +1,13 @@
 import { ERROR_STATUS, errorBody, type ErrorCode } from '@animal-store/contract';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import {
+  briefly,
+  classifyDependencyError,
+  FAILURE_MESSAGE,
+  RETRY_AFTER_SECONDS,
+  type DependencyFailure,
+} from './dependency-errors.js';
 
 /** An error with a place in the closed set of codes; its message is safe to show to the client. */
 export class HttpError extends Error {
@@ -64,11 +71,30 @@ function clientError(err: ForeignError): HttpError | undefined {
   return new HttpError('invalid_request', 'Request body could not be read');
 }
 
-/** The one error handler: every failure becomes an Error body; unexpected ones are logged with detail and shown without. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * The one error handler: every failure becomes an Error body. A failing dependency is a 503 with `Retry-After`, logged
+ * in one line (no stack: an outage must not write kilobytes per request) and counted; an unexpected error is logged
+ * with detail and shown without.
+ */
+export function errorHandler(
+  logger: Logger,
+  onDependencyFailure?: (failure: DependencyFailure) => void,
+): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) {
       next(err);
+      return;
+    }
+    const failure = err instanceof HttpError ? undefined : classifyDependencyError(err);
+    if (failure) {
+      onDependencyFailure?.(failure);
+      logger.warn(
+        { reqId: req.id, method: req.method, path: req.path, reason: failure, ...briefly(err) },
+        'dependency unavailable',
+      );
+      sendError(res, 'service_unavailable', FAILURE_MESSAGE[failure], {
+        'Retry-After': String(RETRY_AFTER_SECONDS[failure]),
+      });
       return;
     }
     const known = err instanceof HttpError ? err : clientError((err ?? {}) as ForeignError);

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { MainProcess } from './main-process.js';
+import type { MainProcess } from '../main-process.js';
 
 /** `n` API requests at once, a mix of lists, gets and creates; the answers in order. */
 export async function fire(url: string, key: string, n: number): Promise<Response[]> {
@@ -66,7 +66,11 @@ export async function killDuringCreates(
   const worker = async (w: number) => {
     for (let i = 0; !stop; i++) {
       try {
-        const res = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Killed ${w}.${i}`, categoryId: 9 }) });
+        const res = await fetch(`${server.url}/v1/pets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: `Killed ${w}.${i}`, categoryId: 9 }),
+        });
         if (res.status === 201) acknowledged.push(((await res.json()) as { id: number }).id);
       } catch {
         return; // the connection died with the server
@@ -80,7 +84,9 @@ export async function killDuringCreates(
   await Promise.all(workers);
   const next = await restart();
   for (const id of acknowledged) {
-    expect((await fetch(`${next.url}/v1/pets/${id}`, { headers })).status, `pet ${id} was acknowledged with 201`).toBe(200);
+    expect((await fetch(`${next.url}/v1/pets/${id}`, { headers })).status, `pet ${id} was acknowledged with 201`).toBe(
+      200,
+    );
   }
   return { server: next, acknowledged: acknowledged.length };
 }

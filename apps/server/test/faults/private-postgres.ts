@@ -38,7 +38,11 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
   const data = join(dir, 'data');
   const as = owner();
   if ('uid' in as) chownSync(dir, as.uid, as.gid);
-  execFileSync(join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { stdio: 'ignore', ...as });
+  execFileSync(
+    join(BIN, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+    { stdio: 'ignore', ...as },
+  );
   let child: ChildProcess | undefined;
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
 
@@ -52,7 +56,8 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
         return;
       } catch (err) {
         await client.end().catch(() => undefined);
-        if (Date.now() > deadline) throw new Error(`private PostgreSQL on ${port} did not start: ${(err as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`private PostgreSQL on ${port} did not start: ${(err as Error).message}`, { cause: err });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { killProcess, startRedisServer } from '@animal-store/rate-limit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDependency503, noStacks } from './expectations.js';
-import { createKey, startMain, type MainProcess } from './main-process.js';
+import { createKey, startMain, type MainProcess } from '../main-process.js';
 
 // Ports reserved for #13's private Redis: 6391-6399.
 const PORT = 6391;

@@ -1,9 +1,10 @@
-import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectDependency503, metricValue, noStacks } from './expectations.js';
-import { createKey, startMain, type MainProcess } from './main-process.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expectDependency503, killDuringCreates, metricValue, noStacks } from './expectations.js';
+import { createKey, startMain, useMain, type MainProcess } from '../main-process.js';
 import { mountSmallTmpfs } from './tmpfs.js';
 
 const tmpfs = mountSmallTmpfs(2048);
@@ -29,21 +30,15 @@ describe.skipIf('skip' in tmpfs)('SQLite on a small filesystem that fills up', (
   const dir = 'dir' in tmpfs ? tmpfs.dir : '';
   const file = join(dir, 'animal-store.db');
   const env = { DATABASE_URL: `file:${file}`, LOG_LEVEL: 'info' };
-  let key: string;
-  let server: MainProcess;
-
-  beforeAll(async () => {
-    key = createKey(env);
-    server = await startMain(env);
-  }, 60_000);
-  afterAll(async () => {
-    await server?.kill();
+  const ctx = useMain(env, () => {
     if ('unmount' in tmpfs) tmpfs.unmount();
   });
 
   it('answers creates 503 while the disk is full, keeps serving reads, and writes again once space is freed', async () => {
+    const { key, server } = ctx;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const create = (name: string) => fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name, categoryId: 1 }) });
+    const create = (name: string) =>
+      fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name, categoryId: 1 }) });
     const acknowledged: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await create(`Before ${i}`);
@@ -79,5 +74,22 @@ describe.skipIf('skip' in tmpfs)('SQLite on a small filesystem that fills up', (
     } finally {
       db.close();
     }
+  });
+});
+
+describe('SQLite killed during creates', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-faults-kill-'));
+  const env = { DATABASE_URL: `file:${join(dir, 'db.sqlite')}` };
+  let server: MainProcess | undefined;
+  afterAll(async () => {
+    await server?.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps every acknowledged create across a SIGKILL of the server', async () => {
+    const key = createKey(env);
+    const result = await killDuringCreates(await startMain(env), () => startMain(env), key);
+    server = result.server;
+    expect(result.acknowledged).toBeGreaterThanOrEqual(40);
   });
 });

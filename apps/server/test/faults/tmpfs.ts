@@ -11,7 +11,9 @@ export function mountSmallTmpfs(sizeKiB: number): { dir: string; unmount(): void
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeKiB}k`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    return { skip: `mount -t tmpfs is not permitted here: ${String((err as { stderr?: unknown }).stderr ?? err).trim()}` };
+    return {
+      skip: `mount -t tmpfs is not permitted here: ${String((err as { stderr?: unknown }).stderr ?? err).trim()}`,
+    };
   }
   return {
     dir,

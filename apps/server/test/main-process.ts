@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
-import { SERVER_ROOT } from '../../src/config.js';
+import { SERVER_ROOT } from '../src/config.js';
 
 const MAIN = join(SERVER_ROOT, 'dist/main.js');
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
@@ -66,8 +67,31 @@ export async function startMain(env: Record<string, string>): Promise<MainProces
 
 /** Creates a key with the key CLI on the database `env` names; returns the raw key. */
 export function createKey(env: Record<string, string>, plan = 'enterprise'): string {
-  const args = plan === 'enterprise' ? ['create', '--plan', plan, '--per-minute', '100000', '--per-day', '10000000'] : ['create', '--plan', plan];
-  const created = spawnSync(process.execPath, [KEYS, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+  const args =
+    plan === 'enterprise'
+      ? ['create', '--plan', plan, '--per-minute', '100000', '--per-day', '10000000']
+      : ['create', '--plan', plan];
+  const created = spawnSync(process.execPath, [KEYS, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  });
   if (created.status !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   return created.stdout.trimEnd().split('\n').at(-1)!;
+}
+
+/**
+ * For a describe block: a key and the built server on the database `env` names, started before its tests and killed
+ * after them (then `cleanup`). Read `key` and `server` inside tests; a test may replace `server` (after a restart).
+ */
+export function useMain(env: Record<string, string>, cleanup: () => void): { key: string; server: MainProcess } {
+  const context = {} as { key: string; server: MainProcess };
+  beforeAll(async () => {
+    context.key = createKey(env);
+    context.server = await startMain(env);
+  }, 60_000);
+  afterAll(async () => {
+    await context.server?.kill();
+    cleanup();
+  });
+  return context;
 }
