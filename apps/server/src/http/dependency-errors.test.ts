@@ -32,13 +32,16 @@ describe('classifyDependencyError on real errors', () => {
   });
 
   it('node-postgres: statement_timeout and lock_timeout are "timeout"; a saturated pool is "busy"', async () => {
+    // A generous connect timeout for the timeouts' pool (a loaded machine connects slowly); the saturated pool's one
+    // connection is established before its second query waits.
     const pool = new pg.Pool({
       connectionString: PG_URL,
       max: 1,
-      connectionTimeoutMillis: 100,
+      connectionTimeoutMillis: 10_000,
       statement_timeout: 50,
       lock_timeout: 50,
     });
+    const saturated = new pg.Pool({ connectionString: PG_URL, max: 1, connectionTimeoutMillis: 200 });
     const holder = new pg.Client({ connectionString: PG_URL });
     await holder.connect();
     try {
@@ -49,18 +52,17 @@ describe('classifyDependencyError on real errors', () => {
         'database_timeout',
       );
       await holder.query('SELECT pg_advisory_unlock($1)', [lock]);
-      const held = await pool.connect();
+      const held = await saturated.connect();
       try {
-        expect(classifyDependencyError(await failure(() => pool.query('SELECT 1')))).toBe('database_busy');
+        expect(classifyDependencyError(await failure(() => saturated.query('SELECT 1')))).toBe('database_busy');
       } finally {
         held.release();
       }
     } finally {
       await holder.end();
-      await pool.end();
+      await Promise.all([pool.end(), saturated.end()]);
     }
   });
-
   it('better-sqlite3: a write lock held elsewhere is "busy", a read-only handle "read only"', () => {
     const file = join(dir, 'busy.db');
     const a = new BetterSqlite3(file);
