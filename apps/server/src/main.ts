@@ -18,6 +18,10 @@ async function main(config: Config): Promise<void> {
     idempotencyTtlMs: config.idempotencyTtlMs,
     poolSize: config.databaseLimits.poolSize,
     limits: config.databaseLimits,
+    onPoolerWithoutTimeouts: () =>
+      logger.warn(
+        'the database (a pooler) refuses statement_timeout and lock_timeout at connect: set them on the role; pg query_timeout still bounds queries',
+      ),
     timeoutMs: config.databaseStartupTimeoutMs,
     onConnectionError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool replaces it'),
     onRetry: (err, attempt) =>

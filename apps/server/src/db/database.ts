@@ -41,6 +41,8 @@ export interface OpenDatabaseOptions {
   idempotencyTtlMs?: number;
   /** Expired idempotency records are purged in bounded steps at most this often (default 60 s; tests). */
   idempotencyPurgeEveryMs?: number;
+  /** Told when the server (a pooler) refuses statement_timeout/lock_timeout as startup parameters. */
+  onPoolerWithoutTimeouts?: () => void;
   /** Bounded waits (defaults: those of config.ts). */
   limits?: Partial<Omit<DatabaseLimits, 'poolSize'>>;
 }
@@ -118,6 +120,27 @@ async function migrateOver(
   }
 }
 
+/**
+ * Whether the server accepts statement_timeout and lock_timeout in the startup packet. PgBouncer refuses startup
+ * parameters it does not know ("unsupported startup parameter"): behind it only pg's client-side query timeout and the
+ * pool timeout bound the waits, and the server-side timeouts belong on the role (`ALTER ROLE ... SET`).
+ */
+async function acceptsStartupTimeouts(url: string, timeouts: object, onRefused?: () => void): Promise<boolean> {
+  if (Object.keys(timeouts).length === 0) return true;
+  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, ...timeouts });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return true;
+  } catch (err) {
+    if (!/unsupported startup parameter/i.test((err as Error).message)) throw err;
+    onRefused?.();
+    return false;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+}
+
 async function openPostgres(
   target: Extract<DatabaseTarget, { provider: 'postgresql' }>,
   options: OpenDatabaseOptions,
@@ -126,15 +149,16 @@ async function openPostgres(
   // Every wait is bounded, set per connection in its startup packet (no session SET, which PgBouncer's transaction
   // mode would not keep): the pool's wait for a connection, the server's statement and lock timeouts, and pg's own
   // query timeout a little later, for a server that stopped answering altogether.
+  const serverTimeouts = {
+    ...(limits.statementTimeoutMs > 0 && { statement_timeout: limits.statementTimeoutMs }),
+    ...(limits.lockTimeoutMs > 0 && { lock_timeout: limits.lockTimeoutMs }),
+  };
   const connection: pg.PoolConfig = {
     connectionString: target.url,
     connectionTimeoutMillis: limits.poolTimeoutMs,
     keepAlive: true,
-    ...(limits.statementTimeoutMs > 0 && {
-      statement_timeout: limits.statementTimeoutMs,
-      query_timeout: limits.statementTimeoutMs + 2000,
-    }),
-    ...(limits.lockTimeoutMs > 0 && { lock_timeout: limits.lockTimeoutMs }),
+    ...(limits.statementTimeoutMs > 0 && { query_timeout: limits.statementTimeoutMs + 2000 }),
+    ...((await acceptsStartupTimeouts(target.url, serverTimeouts, options.onPoolerWithoutTimeouts)) && serverTimeouts),
   };
   const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
   // Without listeners, an 'error' on an idle pooled connection (or on one the pool has let go while it closes) is an
@@ -172,7 +196,7 @@ async function openPostgres(
     ...connection,
     max: 1,
     idleTimeoutMillis: 0,
-    statement_timeout: 1000,
+    ...(connection.statement_timeout !== undefined && { statement_timeout: 1000 }),
     query_timeout: 3000,
   });
   readiness.on('error', onError);
