@@ -6,19 +6,22 @@ import { createMemoryStore, type RateLimitStore } from '@animal-store/rate-limit
 import { createExpressEndpoints } from '@ts-rest/express';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { Database } from './db/types.js';
-import { bearerMatches, requireApiKey, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
+import { mountAdminApi } from './http/admin.js';
+import { bearerMatches, requireApiKey, requireScope, resolveApiKey, WWW_AUTHENTICATE } from './http/auth.js';
 import { jsonBody } from './http/body.js';
 import { installIfNoneMatch } from './http/conditional.js';
 import { installLeanJson } from './http/respond.js';
-import { errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
+import { allowedMethods, errorHandler, methodNotAllowed, notFound, sendError } from './http/errors.js';
 import { briefly } from './http/dependency-errors.js';
 import { docsRouter } from './http/docs.js';
 import { deprecationHeaders, petsRouter } from './http/pets.js';
 import { validationError } from './http/validation.js';
-import { KeyResolver } from './keys.js';
+import { KeyAdmin } from './keys/admin.js';
+import { LAST_USED_FLUSH_MS, LastUsedRecorder } from './keys/last-used.js';
+import { KeyResolver } from './keys/resolver.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
-import { createRateLimiting } from './rate-limiting.js';
+import { createAdminRateLimiting, createRateLimiting } from './rate-limiting.js';
 import type { TrustProxy } from './trust-proxy.js';
 
 export interface AppDeps {
@@ -38,8 +41,12 @@ export interface AppDeps {
   trustProxy?: TrustProxy | true;
   /** Validate every response against the contract (tests); costs time, so off in production. */
   validateResponses?: boolean;
-  /** Clock for the key cache (tests). */
+  /** Clock for the key cache, key expiry, last use and admin actions (tests). */
   now?: () => number;
+  /** Records each key's last use (main.ts closes it at shutdown, which writes what is left). Default: one per app. */
+  lastUsed?: LastUsedRecorder;
+  /** Enables the admin API (`/admin/v1`); without it every admin route answers 404. */
+  adminToken?: string | undefined;
   /** Prometheus metrics served at /metrics (created when absent). */
   metrics?: Metrics;
   /** When set, /metrics wants `Authorization: Bearer <token>`. */
@@ -88,18 +95,6 @@ function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
   };
 }
 
-/** Paths of the contract with the methods each has, for 405 answers. */
-function allowedMethods(): Map<string, string[]> {
-  const byPath = new Map<string, string[]>();
-  for (const route of Object.values(contract)) {
-    const methods = byPath.get(route.path) ?? [];
-    methods.push(route.method);
-    if (route.method === 'GET') methods.push('HEAD');
-    byPath.set(route.path, methods);
-  }
-  return byPath;
-}
-
 /** Builds the Express app from explicit dependencies. Listening is main.ts's job. */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -112,7 +107,23 @@ export function createApp(deps: AppDeps): Express {
   installLeanJson(app);
   app.set('trust proxy', deps.trustProxy === true ? 1 : (deps.trustProxy ?? false));
 
-  const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, deps.now);
+  const now = deps.now ?? Date.now;
+  const keys = new KeyResolver(deps.db.apiKeys, deps.keyCacheTtlMs ?? 5000, now);
+  // A key changed anywhere (this process or another replica): forget every cached lookup at once.
+  deps.db.keyChanges.subscribe(() => keys.clear());
+  const lastUsed =
+    deps.lastUsed ??
+    new LastUsedRecorder(deps.db.apiKeys, {
+      intervalMs: LAST_USED_FLUSH_MS,
+      now,
+      onError: (err) =>
+        deps.logger.warn({ err: (err as Error).message }, 'could not record when keys were last used; retrying'),
+    });
+  const limits = {
+    store: deps.rateLimit?.store ?? createMemoryStore(),
+    banThreshold: deps.rateLimit?.banThreshold ?? 10,
+    banSeconds: deps.rateLimit?.banSeconds ?? 900,
+  };
 
   const metrics = deps.metrics ?? new Metrics(deps.db);
   app.use(requestContext(deps.logger, metrics));
@@ -128,9 +139,7 @@ export function createApp(deps: AppDeps): Express {
   // The identity (API key or client address) is needed by the rate limiter, which answers before authentication; an
   // address already refused is answered before its key is looked up.
   const limiting = createRateLimiting({
-    store: deps.rateLimit?.store ?? createMemoryStore(),
-    banThreshold: deps.rateLimit?.banThreshold ?? 10,
-    banSeconds: deps.rateLimit?.banSeconds ?? 900,
+    ...limits,
     metrics,
     ...(deps.now && { now: deps.now }),
   });
@@ -139,17 +148,33 @@ export function createApp(deps: AppDeps): Express {
   v1.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(OPENAPI_JSON);
   });
-  v1.use(requireApiKey);
+  v1.use(requireApiKey(lastUsed));
   app.use('/v1', v1);
 
-  createExpressEndpoints(contract, petsRouter(deps.db.pets), app, {
+  createExpressEndpoints(contract, petsRouter(deps.db.pets, limits.store), app, {
     logInitialization: false,
     responseValidation: deps.validateResponses ?? false,
-    // Bodies are read only for a matched route, after authentication.
-    globalMiddleware: [jsonBody()],
+    // The key's scope, then the body: bodies are read only for a matched route, after authentication and authorization.
+    globalMiddleware: [requireScope, jsonBody()],
     requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
   });
-  for (const [path, methods] of allowedMethods()) app.all(path, methodNotAllowed(methods));
+  for (const [path, methods] of allowedMethods(contract)) app.all(path, methodNotAllowed(methods));
+
+  if (deps.adminToken) {
+    mountAdminApi(app, {
+      admin: new KeyAdmin({
+        store: deps.db.apiKeys,
+        changes: deps.db.keyChanges,
+        limits: limits.store,
+        logger: deps.logger,
+        via: 'api',
+        now,
+      }),
+      token: deps.adminToken,
+      rateLimiting: createAdminRateLimiting({ ...limits, metrics }),
+      validateResponses: deps.validateResponses ?? false,
+    });
+  }
 
   // Operational routes and the docs page come after the API's routes, so API requests do not walk past them.
   app.get('/healthz', (_req, res) => {

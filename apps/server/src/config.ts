@@ -123,6 +123,7 @@ const EnvSchema = z
       .default('fallback'),
     TRUST_PROXY: parsedBy(parseTrustProxy, 'false'),
     METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+    ADMIN_TOKEN: z.string().min(32, 'ADMIN_TOKEN must be at least 32 characters').optional(),
     SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 0, 120_000).default('10000'),
     DATABASE_STARTUP_TIMEOUT_MS: int('DATABASE_STARTUP_TIMEOUT_MS', 0, 600_000).default('30000'),
     SHUTDOWN_DRAIN_MS: int('SHUTDOWN_DRAIN_MS', 0, 120_000).default('5000'),
@@ -171,6 +172,8 @@ export type Config = {
   /** Express's `trust proxy`: false, a number of proxy hops, or trusted proxy addresses/CIDRs. */
   trustProxy: TrustProxy;
   metricsToken: string | undefined;
+  /** Enables the admin API (`/admin/v1`); without it every admin route answers 404. */
+  adminToken: string | undefined;
   shutdownTimeoutMs: number;
   databaseStartupTimeoutMs: number;
   /** SIGTERM: how long /readyz answers 503 while requests are still served, before connections close. */
@@ -234,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
+    adminToken: e.ADMIN_TOKEN,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     databaseStartupTimeoutMs: e.DATABASE_STARTUP_TIMEOUT_MS,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,

@@ -14,6 +14,10 @@ declare global {
        * Authorization headers (400), or the key lookup failed (a dependency failure: 503).
        */
       apiKeyProblem?: 'duplicate_authorization' | { lookupFailed: unknown };
+      /** True when the bearer key exists but has expired (its 401 says so). */
+      apiKeyExpired?: boolean;
+      /** The contract route being served (set by ts-rest before the route's handlers). */
+      tsRestRoute?: { metadata?: unknown };
     }
   }
 }

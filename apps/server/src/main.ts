@@ -5,6 +5,7 @@ import { createServer } from './http/server.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabaseWithRetry } from './db/database.js';
 import { createLogger } from './logger.js';
+import { LAST_USED_FLUSH_MS, LastUsedRecorder } from './keys/last-used.js';
 import { Metrics } from './metrics.js';
 import { createRateLimitStore } from './rate-limiting.js';
 
@@ -31,6 +32,10 @@ async function main(config: Config): Promise<void> {
   });
   const metrics = new Metrics(db);
   const rateLimitStore = createRateLimitStore(config, logger);
+  const lastUsed = new LastUsedRecorder(db.apiKeys, {
+    intervalMs: LAST_USED_FLUSH_MS,
+    onError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when keys were last used; retrying'),
+  });
   let shuttingDown = false;
   const app = createApp({
     db,
@@ -38,6 +43,8 @@ async function main(config: Config): Promise<void> {
     metrics,
     metricsToken: config.metricsToken,
     keyCacheTtlMs: config.keyCacheTtlMs,
+    lastUsed,
+    adminToken: config.adminToken,
     trustProxy: config.trustProxy,
     rateLimit: {
       store: rateLimitStore,
@@ -92,7 +99,12 @@ async function main(config: Config): Promise<void> {
     connections.close({ freshGraceMs: config.http.headersTimeoutMs }).then(
       () => {
         clearTimeout(force);
-        Promise.all([db.close(), rateLimitStore.close()]).then(
+        // The last uses noted since the last flush are written before the database closes.
+        lastUsed
+          .close()
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not record when keys were last used'))
+          .then(() => Promise.all([db.close(), rateLimitStore.close()]))
+          .then(
           () => {
             logger.info('stopped');
             process.exit(0);

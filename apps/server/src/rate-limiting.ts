@@ -10,12 +10,15 @@ import {
   rateLimitErrorBody,
   rateLimitHeaders,
   type RateLimitDecision,
-  type RateLimitIdentity,
   type RateLimitStore,
+  type WindowLimit,
+  DAY_MS,
+  MINUTE_MS,
 } from '@animal-store/rate-limit';
+import { API_PREFIX, contract } from '@animal-store/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from './config.js';
-import type { ApiKeyRecord } from './db/types.js';
+import { rateLimitIdentityOf } from './keys/identity.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { clientIp } from './http/client-address.js';
@@ -62,8 +65,45 @@ export function createRateLimitStore(
   });
 }
 
+/** Path of the rate-limit status under /v1, which is not charged. */
+const RATE_LIMIT_STATUS_PATH = contract.getRateLimit.path.slice(API_PREFIX.length);
+
+/** Limits of the admin API per client address: loose for operators, tight enough to stop guessing the token. */
+export const ADMIN_LIMITS = { perMinute: 600, perDay: 20_000 } as const;
+const ADMIN_WINDOWS: WindowLimit[] = [
+  { name: 'minute', limit: ADMIN_LIMITS.perMinute, windowMs: MINUTE_MS },
+  { name: 'day', limit: ADMIN_LIMITS.perDay, windowMs: DAY_MS },
+];
+
+/** The admin API's limiter: per client address, its own windows, never a key's plan; bans as for /v1. */
+export function createAdminRateLimiting(options: {
+  store: RateLimitStore;
+  banThreshold: number;
+  banSeconds: number;
+  metrics?: Metrics | undefined;
+}): RequestHandler {
+  const { metrics } = options;
+  return rateLimit<Request>({
+    limiter: createLimiter({
+      store: options.store,
+      ban: { maxRefusals: options.banThreshold, windowMs: 60_000, durationMs: options.banSeconds * 1000 },
+    }),
+    identify: (req) => ({ key: `admin:${clientIp(req)}`, windows: ADMIN_WINDOWS }),
+    hooks: {
+      onDecision: (decision) => {
+        if (!decision.allowed)
+          metrics?.rateLimitRefusals.inc({
+            reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded',
+          });
+      },
+      onBan: () => metrics?.rateLimitBans.inc(),
+      onFallback: () => metrics?.redisFallbacks.inc(),
+    },
+  });
+}
+
 /**
- * The rate-limit middleware of /v1. Identity: the API key id (its plan's windows), or the client address with the Free
+ * The rate-limit middleware of /v1. Identity: the API key's rotation lineage (its plan's windows), or the client address with the Free
  * plan's windows when the key is missing or invalid, so key guessing is slowed too.
  */
 export function createRateLimiting(options: {
@@ -88,26 +128,14 @@ export function createRateLimiting(options: {
     ban: { maxRefusals: options.banThreshold, windowMs: 60_000, durationMs: options.banSeconds * 1000 },
   });
   const { metrics } = options;
-  // A key's identity is the same on every request: built once per key record (records live in the key cache).
-  const keyIdentities = new WeakMap<ApiKeyRecord, RateLimitIdentity>();
-  const keyIdentity = (key: ApiKeyRecord): RateLimitIdentity => {
-    let identity = keyIdentities.get(key);
-    if (identity === undefined) {
-      identity = {
-        key: `key:${key.id}`,
-        windows: limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay }),
-      };
-      keyIdentities.set(key, identity);
-    }
-    return identity;
-  };
   const freeWindows = limitsForPlan('free');
   const refused = new RefusedAddresses(options.now);
   const countRefusal = (decision: RateLimitDecision) =>
     metrics?.rateLimitRefusals.inc({ reason: decision.reason === 'banned' ? 'api_key_banned' : 'rate_limit_exceeded' });
   const middleware = rateLimit<Request>({
     limiter,
-    identify: (req) => (req.apiKey ? keyIdentity(req.apiKey) : { key: `ip:${clientIp(req)}`, windows: freeWindows }),
+    identify: (req) =>
+      req.apiKey ? rateLimitIdentityOf(req.apiKey) : { key: `ip:${clientIp(req)}`, windows: freeWindows },
     hooks: {
       onDecision: (decision, req) => {
         if (decision.allowed) return;
@@ -119,7 +147,11 @@ export function createRateLimiting(options: {
     },
   });
   return {
-    middleware,
+    // GET /v1/rate_limit with a valid key is let through uncharged (it reads the windows without consuming them).
+    middleware: (req, res, next) => {
+      if (req.apiKey && req.path === RATE_LIMIT_STATUS_PATH && (req.method === 'GET' || req.method === 'HEAD')) next();
+      else middleware(req, res, next);
+    },
     refuseKnownAddress(req, res, next, lookup) {
       const address = clientIp(req);
       if (!refused.check(address)) return false;

@@ -93,7 +93,7 @@ describe.each(POOLED_PROVIDERS)('HTTP API on %s', (provider) => {
     it('refuses a revoked key', async () => {
       const other = await server.key('free');
       expect((await fetch(url('/v1/pets'), { headers: auth(other) })).status).toBe(200);
-      const { hashKey } = await import('../src/keys.js');
+      const { hashKey } = await import('../src/keys/resolver.js');
       await server.db.apiKeys.revoke({ hash: hashKey(other) }, new Date());
       await expectError(await fetch(url('/v1/pets'), { headers: auth(other) }), 401, 'unauthorized');
     });

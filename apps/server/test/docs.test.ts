@@ -107,7 +107,7 @@ describe('GET /docs', () => {
     expect((await fetch(`${origin}/docs/assets/..%2Fpackage.json`)).status).toBe(404);
   });
 
-  it('renders the three operations in a real browser, getPet marked deprecated', async () => {
+  it('renders the four operations in a real browser, getPet marked deprecated', async () => {
     const page = await browser!.newPage({ viewport: { width: 1280, height: 1400 } });
     const problems: string[] = [];
     const foreign: string[] = [];
@@ -122,8 +122,8 @@ describe('GET /docs', () => {
       const response = await page.goto(`${origin}/docs`, { waitUntil: 'load' });
       expect(response?.status()).toBe(200);
       const operations = page.locator('.opblock');
-      await operations.nth(2).waitFor({ timeout: 15_000 });
-      expect(await operations.count()).toBe(3);
+      await operations.nth(3).waitFor({ timeout: 15_000 });
+      expect(await operations.count()).toBe(4);
 
       const summaries = await operations.evaluateAll((blocks) =>
         blocks.map((block) => ({
@@ -138,6 +138,7 @@ describe('GET /docs', () => {
           { operation: '#/pets/listPets', method: 'GET', path: '/v1/pets', deprecated: false },
           { operation: '#/pets/createPet', method: 'POST', path: '/v1/pets', deprecated: false },
           { operation: '#/pets/getPet', method: 'GET', path: '/v1/pets/{petId}', deprecated: true },
+          { operation: '#/pets/getRateLimit', method: 'GET', path: '/v1/rate_limit', deprecated: false },
         ]),
       );
       await expect(page.locator('.opblock-deprecated .opblock-summary-description').innerText()).resolves.toMatch(
@@ -147,6 +148,45 @@ describe('GET /docs', () => {
       if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
       expect(problems).toEqual([]);
       expect(foreign).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('renders the admin API on its own page, from its own document, linked from the public one', async () => {
+    const document = await fetch(`${origin}/docs/admin-openapi.json`);
+    expect(document.status).toBe(200);
+    expect(((await document.json()) as { info: { title: string } }).info.title).toBe('Animal Store admin API');
+    const page = await browser!.newPage({ viewport: { width: 1280, height: 1400 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    try {
+      await page.goto(`${origin}/docs`, { waitUntil: 'load' });
+      await page.getByRole('link', { name: 'Admin API' }).click();
+      await page.waitForURL(`${origin}/docs/admin`);
+      const operations = page.locator('.opblock');
+      await operations.nth(7).waitFor({ timeout: 15_000 });
+      expect(await operations.count()).toBe(8);
+      const paths = await operations.evaluateAll((blocks) =>
+        blocks.map(
+          (block) =>
+            `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('[data-path]')?.getAttribute('data-path')}`,
+        ),
+      );
+      expect(paths.sort()).toEqual(
+        [
+          'POST /admin/v1/keys',
+          'GET /admin/v1/keys',
+          'GET /admin/v1/keys/{id}',
+          'PATCH /admin/v1/keys/{id}',
+          'POST /admin/v1/keys/{id}/revoke',
+          'POST /admin/v1/keys/{id}/rotate',
+          'GET /admin/v1/keys/{id}/usage',
+          'DELETE /admin/v1/keys/{id}/ban',
+        ].sort(),
+      );
+      await expect(page.locator('.info .title').innerText()).resolves.toContain('Animal Store admin API');
+      expect(problems).toEqual([]);
     } finally {
       await page.close();
     }

@@ -16,7 +16,8 @@ import { PrismaClient as PostgresClient } from '../src/generated/postgresql/clie
 import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
 import type { Plan } from '@animal-store/rate-limit';
 import type { Database } from '../src/db/types.js';
-import { createApiKey } from '../src/keys.js';
+import { createApiKey } from '../src/keys/admin.js';
+import { LastUsedRecorder } from '../src/keys/last-used.js';
 import { createLogger } from '../src/logger.js';
 
 /** `pgbouncer`: the machine's PostgreSQL through PgBouncer in transaction mode (started by the run's global setup). */
@@ -90,6 +91,8 @@ export interface TestServer {
   db: Database;
   /** Creates a key of the plan and returns the raw key. */
   key(plan?: Plan, limits?: { perMinute?: number; perDay?: number }): Promise<string>;
+  /** Writes the keys' noted last uses now (the app writes them every 15 s otherwise). */
+  flushLastUsed(): Promise<void>;
   /** Stops the server and closes its database (the database itself stays). */
   close(): Promise<void>;
 }
@@ -102,7 +105,9 @@ export async function startTestServer(
   deps: Partial<Omit<AppDeps, 'db'>> = {},
 ): Promise<TestServer> {
   const db = await openDatabase(target);
-  const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, db });
+  const lastUsed =
+    deps.lastUsed ?? new LastUsedRecorder(db.apiKeys, { intervalMs: 60_000, ...(deps.now ? { now: deps.now } : {}) });
+  const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, lastUsed, db });
   const server: Server = await new Promise((resolve) => {
     // The server main.ts runs: requests and responses created with the app's prototypes.
     const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
@@ -114,11 +119,13 @@ export async function startTestServer(
     async key(plan = 'free', limits = {}) {
       return (await createApiKey(db.apiKeys, { plan, ...limits })).raw;
     },
+    flushLastUsed: () => lastUsed.flush(),
     async close() {
       if (server.listening) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
+      await lastUsed.close();
       await db.close();
     },
   };

@@ -49,6 +49,10 @@ describe('Prisma schema and migrations', () => {
             perDay: 2_000_000,
             createdAt,
             revokedAt: new Date('2026-02-03T00:00:00.000Z'),
+            scopes: 'pets:read',
+            expiresAt: new Date('2027-03-04T05:06:00.000Z'),
+            lastUsedAt: new Date('2026-01-02T03:05:00.000Z'),
+            lineageId: 3,
           };
           expect(await prisma.apiKey.create({ data: key })).toEqual(key);
           expect(await prisma.apiKey.findUnique({ where: { hash: key.hash } })).toEqual(key);
@@ -85,6 +89,17 @@ describe('Prisma schema and migrations', () => {
             body: made.kind === 'created' ? made.answer.body : '',
           });
           expect(written!.expiresAt.getTime() - written!.createdAt.getTime()).toBeGreaterThan(23.9 * 3600_000);
+
+          // A key made before the key-lifecycle columns: both scopes, no expiry, no use, no lineage.
+          const plain = await prisma.apiKey.create({
+            data: { prefix: 'ask_plainkey', hash: 'e'.repeat(64), plan: 'free' },
+          });
+          expect(plain).toMatchObject({
+            scopes: 'pets:read pets:write',
+            expiresAt: null,
+            lastUsedAt: null,
+            lineageId: null,
+          });
         } finally {
           await prisma.$disconnect();
         }

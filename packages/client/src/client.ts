@@ -62,6 +62,11 @@ export interface AnimalStoreClient {
    * @deprecated Announced for removal on 5 December 2030. Use `listPets` / `paginatePets` with a `status` filter.
    */
   getPet: ContractClient['getPet'];
+  /**
+   * GET /v1/rate_limit: the key's plan and both windows now (`limit`, `remaining`, `reset` in Unix seconds). Not
+   * charged to the limits, and answered even while over them.
+   */
+  getRateLimit: ContractClient['getRateLimit'];
   /** Every pet matching the filter, page after page, following `Link: rel="next"`. Throws on a non-200 page. */
   paginatePets(options?: PaginateOptions): AsyncIterableIterator<Pet>;
   /** The last `X-RateLimit-*` figures seen on any response, or undefined before the first one. */
@@ -145,6 +150,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     listPets: routes.listPets,
     createPet: routes.createPet,
     getPet: routes.getPet,
+    getRateLimit: routes.getRateLimit,
     paginatePets,
     get rateLimit() {
       return rateLimit;

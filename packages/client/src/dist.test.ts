@@ -64,13 +64,33 @@ describe.each([
     expect(JSON.parse(stdout)).toEqual({
       resolved: `${packageDir}${file}`,
       type: 'function',
-      paths: ['/v1/pets', '/v1/pets', '/v1/pets/:petId'],
+      paths: ['/v1/pets', '/v1/pets', '/v1/pets/:petId', '/v1/rate_limit'],
       status: 200,
       body: [{ id: 3000000000, name: 'Big', categoryId: 9007199254740991 }],
       rateLimit: { limit: 60, remaining: 59, reset: 1900000000 },
       parsed: true,
     });
   });
+});
+
+describe.each([
+  [
+    'require()',
+    ['-e', `const mod = require('@animal-store/client/admin'); console.log(JSON.stringify(Object.keys(mod)))`],
+  ],
+  [
+    'import()',
+    [
+      '--input-type=module',
+      '-e',
+      `const mod = await import('@animal-store/client/admin'); console.log(JSON.stringify(Object.keys(mod)))`,
+    ],
+  ],
+])('%s of @animal-store/client/admin', (_name, args) => {
+  it('exports the admin client on its own', async () => {
+    const { stdout } = await run(process.execPath, args, { cwd: packageDir, timeout: 20_000 });
+    expect(JSON.parse(stdout)).toEqual(['createAnimalStoreAdminClient']);
+  }, 30_000);
 });
 
 it('ships declarations for both module systems, with the contract types inlined', async () => {

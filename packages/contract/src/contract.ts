@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { ErrorBody } from './errors.js';
+import { RateLimitStatus, type Scope } from './keys.js';
 import { CreatePetHeaders, ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
 
 const c = initContract();
@@ -13,6 +14,10 @@ export interface RouteDocs {
   responses: Record<number, string>;
   /** Response headers beyond the rate-limit ones, by status. */
   headers?: Record<number, 'nextPage' | 'location' | 'created' | 'retryAfter'>;
+  /** Description of the request body, where there is one. */
+  requestBody?: string;
+  /** The scope a key needs for the operation (403 `insufficient_scope` without it). */
+  scope?: Scope;
 }
 
 const commonResponses = {
@@ -23,11 +28,14 @@ const commonResponses = {
 };
 
 const common = {
-  401: 'Missing, unknown or revoked API key.',
+  401: 'Missing, unknown, revoked or expired API key (an expired one is told so).',
   429: 'Rate limit exceeded (`rate_limit_exceeded`) or API key temporarily banned (`api_key_banned`). See Retry-After.',
   500: 'Unexpected failure (`internal_error`).',
   503: 'The service cannot decide right now (`service_unavailable`), e.g. its rate-limit store is unreachable.',
 };
+
+const scopeMissing = (scope: Scope) =>
+  `The key lacks the \`${scope}\` scope (\`insufficient_scope\`); \`WWW-Authenticate\` names it (RFC 6750).`;
 
 export const contract = c.router(
   {
@@ -43,15 +51,18 @@ export const contract = c.router(
         200: Pets,
         304: c.noBody(),
         400: ErrorBody,
+        403: ErrorBody,
       },
       metadata: {
         responses: {
           200: 'A page of animals.',
           304: 'Not modified: the `If-None-Match` tag is current.',
           400: 'Invalid query parameter (`invalid_request`).',
+          403: scopeMissing('pets:read'),
           ...common,
         },
         headers: { 200: 'nextPage' },
+        scope: 'pets:read',
       } satisfies RouteDocs,
     },
     createPet: {
@@ -68,15 +79,19 @@ export const contract = c.router(
       responses: {
         201: Pet,
         400: ErrorBody,
+        403: ErrorBody,
         409: ErrorBody,
         413: ErrorBody,
         415: ErrorBody,
         422: ErrorBody,
       },
       metadata: {
+        scope: 'pets:write',
+        requestBody: 'The animal to add.',
         responses: {
           201: 'The animal was added (or, with `Idempotent-Replayed: true`, the stored answer of the first request with this `Idempotency-Key`); the body carries the assigned `id`.',
           400: 'Missing required fields, invalid values, malformed JSON or a malformed `Idempotency-Key` (`invalid_request`).',
+          403: scopeMissing('pets:write'),
           409: 'A request with this `Idempotency-Key` is still being processed (`idempotency_key_in_use`). See Retry-After.',
           413: 'Body larger than 64 KiB (`payload_too_large`).',
           415: 'Body is not `application/json` (`unsupported_media_type`).',
@@ -99,14 +114,34 @@ export const contract = c.router(
         200: Pet,
         304: c.noBody(),
         400: ErrorBody,
+        403: ErrorBody,
         404: ErrorBody,
       },
       metadata: {
+        scope: 'pets:read',
         responses: {
           200: 'The animal.',
           304: 'Not modified: the `If-None-Match` tag is current.',
           400: 'Malformed `petId` (`invalid_request`).',
+          403: scopeMissing('pets:read'),
           404: 'No animal with this id (`not_found`).',
+          ...common,
+        },
+      } satisfies RouteDocs,
+    },
+    getRateLimit: {
+      method: 'GET',
+      path: '/rate_limit',
+      summary: 'Rate-limit status of the caller',
+      description:
+        "The caller's plan and both windows now (`reset` in Unix seconds). Not charged to the limits, as GitHub's " +
+        '`/rate_limit`, and answered even while over a limit; it still needs a valid key (any scope).',
+      responses: {
+        200: RateLimitStatus,
+      },
+      metadata: {
+        responses: {
+          200: 'The status.',
           ...common,
         },
       } satisfies RouteDocs,

@@ -5,10 +5,12 @@ import { openApi } from './schemas.js';
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   idempotency_key_in_use: 409,
+  conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,

@@ -31,7 +31,7 @@ function strictDecimal(value: unknown): unknown {
  * An integer query or path parameter written as a plain decimal string. The declared input type is `number`
  * (what a typed client sends: ts-rest serialises it into the URL); the server receives the string form.
  */
-function decimalParam(name: string, min: number, max: number, meta: OpenApiMeta = {}) {
+export function decimalParam(name: string, min: number, max: number, meta: OpenApiMeta = {}) {
   const message = `${name} must be an integer from ${min} to ${max}`;
   const inner = z
     .number({ invalid_type_error: message, required_error: `${name} is required` })

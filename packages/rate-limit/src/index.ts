@@ -17,3 +17,5 @@ export { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
 export type { RateLimitErrorBody } from './headers.js';
 export { clientAddress, rateLimit } from './middleware.js';
 export type { NextFunction, RateLimitHooks, RateLimitIdentity, RateLimitMiddlewareOptions } from './middleware.js';
+export { readUsage } from './usage.js';
+export type { UsageSnapshot } from './usage.js';

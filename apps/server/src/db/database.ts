@@ -8,6 +8,7 @@ import { sessionUrl, type DatabaseLimits, type DatabaseTarget } from '../config.
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
+import { inProcessKeyChanges, postgresKeyChanges } from './key-changes.js';
 import { prismaApiKeyStore } from './key-store.js';
 import { prismaPetStore } from './pet-store.js';
 import { postgresPetWrites, sqlitePetWrites } from './pet-writes.js';
@@ -84,15 +85,18 @@ async function openSqlite(
   const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout }) });
   const reads = sqlitePetReads(conn, { pageCacheEntries: options.pageCacheEntries ?? 128 });
   const writes = sqlitePetWrites(conn, { ...writeOptions(options), onCommit: (pets) => reads.created(pets) });
+  const keyChanges = inProcessKeyChanges();
   return {
     provider: 'sqlite',
     pets: prismaPetStore(prisma, reads, writes),
     readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
+    keyChanges,
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },
     close: once(async () => {
+      await keyChanges.close();
       await writes.closed();
       conn.close();
       await prisma.$disconnect();
@@ -200,11 +204,14 @@ async function openPostgres(
     query_timeout: 3000,
   });
   readiness.on('error', onError);
+  // LISTEN needs a session of its own: one dedicated connection outside the pool, to DATABASE_DIRECT_URL when set.
+  const keyChanges = postgresKeyChanges({ pool, listenUrl: sessionUrl(target), onError });
   return {
     provider: 'postgresql',
     pets: prismaPetStore(prisma, reads, writes),
     readStats: () => reads.stats(),
     apiKeys: prismaApiKeyStore(prisma),
+    keyChanges,
     async ping() {
       await readiness.query('SELECT 1');
     },
@@ -212,6 +219,7 @@ async function openPostgres(
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
     close: once(async () => {
+      await keyChanges.close();
       await writes.closed();
       await prisma.$disconnect();
       await Promise.all([pool.end(), readiness.end()]);

@@ -1,5 +1,6 @@
-import type { NewPet, Pet, PetStatus } from '@animal-store/contract';
+import type { NewPet, Pet, PetStatus, Scope } from '@animal-store/contract';
 import type { Plan } from '@animal-store/rate-limit';
+import type { KeyChangeFeed } from './key-changes.js';
 
 export interface ApiKeyRecord {
   id: number;
@@ -11,9 +12,22 @@ export interface ApiKeyRecord {
   perDay: number | null;
   createdAt: Date;
   revokedAt: Date | null;
+  /** What the key may do (one or both). */
+  scopes: readonly Scope[];
+  expiresAt: Date | null;
+  /** Last accepted request, to the minute (written in batches). */
+  lastUsedAt: Date | null;
+  /** The first key of its rotation lineage (null: this key is the first); the lineage shares counters and bans. */
+  lineageId: number | null;
 }
 
-export type NewApiKey = Pick<ApiKeyRecord, 'prefix' | 'hash' | 'name' | 'plan' | 'perMinute' | 'perDay'>;
+export type NewApiKeyRow = Pick<
+  ApiKeyRecord,
+  'prefix' | 'hash' | 'name' | 'plan' | 'perMinute' | 'perDay' | 'scopes' | 'expiresAt' | 'lineageId'
+>;
+
+/** What an update may change. */
+export type ApiKeyUpdate = Partial<Pick<ApiKeyRecord, 'name' | 'scopes' | 'perMinute' | 'perDay' | 'expiresAt'>>;
 
 export interface ListPetsOptions {
   limit: number;
@@ -64,10 +78,21 @@ export type OnceOutcome =
 
 export interface ApiKeyStore {
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
-  create(key: NewApiKey): Promise<ApiKeyRecord>;
-  list(): Promise<ApiKeyRecord[]>;
+  findById(id: number): Promise<ApiKeyRecord | undefined>;
+  create(key: NewApiKeyRow): Promise<ApiKeyRecord>;
+  /** Keys ordered by id, after `afterId`, at most `limit` of them (all when absent). */
+  list(page?: { limit?: number | undefined; afterId?: number | undefined }): Promise<ApiKeyRecord[]>;
+  /** Changes a key that is not revoked; undefined when there is no such key or it is revoked. */
+  update(id: number, changes: ApiKeyUpdate): Promise<ApiKeyRecord | undefined>;
   /** Revokes by id or by hash; returns the record, or undefined when there is none. Revoking twice keeps the first time. */
   revoke(match: { id: number } | { hash: string }, at: Date): Promise<ApiKeyRecord | undefined>;
+  /**
+   * In one transaction: if key `id` is still active at `now`, sets its expiry to `oldExpiresAt` and creates `next`.
+   * Returns the new key, or undefined (and changes nothing) when the old one is gone, revoked or expired.
+   */
+  rotate(id: number, next: NewApiKeyRow, at: { oldExpiresAt: Date; now: Date }): Promise<ApiKeyRecord | undefined>;
+  /** Sets `lastUsedAt` of these keys to `at` where it is older (or unset). */
+  recordLastUsed(at: Date, ids: readonly number[]): Promise<void>;
 }
 
 /** What the hot read path did since the process started. */
@@ -82,6 +107,8 @@ export interface Database {
   readonly provider: 'sqlite' | 'postgresql';
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
+  /** Announces key changes to every process on this database (see key-changes.ts). */
+  readonly keyChanges: KeyChangeFeed;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   /** Connection pool use, where there is a pool (PostgreSQL). */

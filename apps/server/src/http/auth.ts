@@ -1,10 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RouteDocs, Scope } from '@animal-store/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { KEY_LOOKUP_NEEDED, type KeyResolver } from '../keys.js';
+import type { LastUsedRecorder } from '../keys/last-used.js';
+import { KEY_LOOKUP_NEEDED, type KeyResolution, type KeyResolver } from '../keys/resolver.js';
 import { HttpError } from './errors.js';
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 export const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="animal-store"' };
+/** RFC 6750 §3.1: an expired token is an `invalid_token`; the description says it expired and nothing else. */
+const EXPIRED = {
+  'WWW-Authenticate': 'Bearer realm="animal-store", error="invalid_token", error_description="The API key expired"',
+};
+
+function settle(req: Parameters<RequestHandler>[0], resolution: KeyResolution): void {
+  req.apiKey = resolution === 'expired' || resolution === undefined ? null : resolution;
+  req.apiKeyExpired = resolution === 'expired';
+}
 
 /** True when the request carries the Authorization header more than once (Node keeps only the first in `headers`). */
 function repeatedAuthorization(raw: string[]): boolean {
@@ -39,15 +50,15 @@ export function resolveApiKey(
     }
     const cached = keys.peek(match[1]);
     if (cached !== KEY_LOOKUP_NEEDED) {
-      req.apiKey = cached ?? null;
+      settle(req, cached);
       next();
       return;
     }
     const raw = match[1];
     const lookup = () =>
       keys.resolve(raw).then(
-        (record) => {
-          req.apiKey = record ?? null;
+        (resolution) => {
+          settle(req, resolution);
           next();
         },
         (err: unknown) => {
@@ -62,26 +73,52 @@ export function resolveApiKey(
   };
 }
 
-/** 401 unless `resolveApiKey` found an active key; decided before any input validation. */
-export const requireApiKey: RequestHandler = (req, _res, next) => {
-  if (req.apiKey) {
+/** 401 unless `resolveApiKey` found an active key, decided before any input validation; notes the key's use. */
+export function requireApiKey(lastUsed: Pick<LastUsedRecorder, 'record'>): RequestHandler {
+  return (req, _res, next) => {
+    if (req.apiKey) {
+      lastUsed.record(req.apiKey.id);
+      next();
+      return;
+    }
+    if (req.apiKeyExpired) {
+      next(new HttpError('unauthorized', 'API key expired', EXPIRED));
+      return;
+    }
+    const problem = req.apiKeyProblem;
+    if (problem === 'duplicate_authorization') {
+      next(new HttpError('invalid_request', 'Send one Authorization header, not several'));
+      return;
+    }
+    if (problem !== undefined) {
+      next(problem.lookupFailed);
+      return;
+    }
+    const message = req.headers.authorization
+      ? 'Invalid or revoked API key'
+      : 'Missing API key: send Authorization: Bearer <API key>';
+    next(new HttpError('unauthorized', message, WWW_AUTHENTICATE));
+  };
+}
+
+/**
+ * 403 `insufficient_scope` (RFC 6750 §3.1) when the key lacks the scope the contract route names in its metadata.
+ * Runs first among a ts-rest route's handlers, so before the body is read or validated.
+ */
+export const requireScope: RequestHandler = (req, _res, next) => {
+  const scope = (req.tsRestRoute?.metadata as RouteDocs | undefined)?.scope;
+  if (scope === undefined || req.apiKey?.scopes.includes(scope)) {
     next();
     return;
   }
-  const problem = req.apiKeyProblem;
-  if (problem === 'duplicate_authorization') {
-    next(new HttpError('invalid_request', 'Send one Authorization header, not several'));
-    return;
-  }
-  if (problem !== undefined) {
-    next(problem.lookupFailed);
-    return;
-  }
-  const message = req.headers.authorization
-    ? 'Invalid or revoked API key'
-    : 'Missing API key: send Authorization: Bearer <API key>';
-  next(new HttpError('unauthorized', message, WWW_AUTHENTICATE));
+  next(insufficientScope(scope));
 };
+
+function insufficientScope(scope: Scope): HttpError {
+  return new HttpError('insufficient_scope', `This API key lacks the ${scope} scope`, {
+    'WWW-Authenticate': `Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"`,
+  });
+}
 
 /** Constant-time check of a bearer token against a configured secret (hashed first so lengths do not leak). */
 export function bearerMatches(header: string | undefined, secret: string): boolean {

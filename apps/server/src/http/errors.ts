@@ -1,4 +1,5 @@
 import { ERROR_STATUS, errorBody, type ErrorCode } from '@animal-store/contract';
+import type { AppRoute, AppRouter } from '@ts-rest/core';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import {
@@ -110,6 +111,18 @@ export function errorHandler(
 export const notFound: RequestHandler = (req, res) => {
   sendError(res, 'not_found', `No route for ${req.method} ${req.path}`);
 };
+
+/** Paths of a contract with the methods each has, for 405 answers. */
+export function allowedMethods(router: AppRouter): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const route of Object.values(router) as AppRoute[]) {
+    const methods = byPath.get(route.path) ?? [];
+    methods.push(route.method);
+    if (route.method === 'GET') methods.push('HEAD');
+    byPath.set(route.path, methods);
+  }
+  return byPath;
+}
 
 /** 405 with `Allow` for a known path asked with a method it does not have. */
 export function methodNotAllowed(allowed: string[]): RequestHandler {

@@ -1,11 +1,13 @@
 import { contract, GET_PET_DEPRECATION, IDEMPOTENCY_HEADERS, PAGE_LIMIT, type Pet } from '@animal-store/contract';
 import { initServer } from '@ts-rest/express';
 import type { RequestHandler } from 'express';
+import type { RateLimitStore } from '@animal-store/rate-limit';
 import type { PetStore } from '../db/types.js';
 import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
 import { memoOf, serializedAs, sharedPage } from '../shared-page.js';
 import { fingerprintOf, idempotencyKeyOf, keyInUse, keyReused, KeysInFlight } from './idempotency.js';
+import { rateLimitStatus } from './rate-limit-status.js';
 
 const s = initServer();
 
@@ -19,10 +21,11 @@ export function firstRows(rows: readonly Pet[], limit: number): Pet[] {
   return memo.cut.page as Pet[];
 }
 
-/** The three operations of the contract, on a PetStore. Inputs arrive validated by the contract's schemas. */
-export function petsRouter(pets: PetStore) {
+/** The contract's operations: pets on a PetStore, the rate-limit status on the limiter's store. Inputs arrive validated. */
+export function petsRouter(pets: PetStore, limits: RateLimitStore) {
   const keysInFlight = new KeysInFlight();
   return s.router(contract, {
+    getRateLimit: rateLimitStatus(limits),
     listPets: async ({ query, req, res }) => {
       const limit = query.limit ?? PAGE_LIMIT.default;
       const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);

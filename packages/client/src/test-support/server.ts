@@ -25,13 +25,21 @@ export interface RealServer {
   stop(): Promise<void>;
 }
 
-export async function startRealServer(options: { startTimeoutMs?: number } = {}): Promise<RealServer> {
+export async function startRealServer(
+  options: { startTimeoutMs?: number; adminToken?: string } = {},
+): Promise<RealServer> {
   for (const file of [MAIN, KEYS_CLI]) {
     if (!existsSync(file))
       throw new Error(`${file} is missing: run \`pnpm --filter @animal-store/server build\` first`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-client-'));
-  const env = { ...process.env, DATABASE_URL: `file:${join(dir, 'test.db')}`, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: `file:${join(dir, 'test.db')}`,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...(options.adminToken ? { ADMIN_TOKEN: options.adminToken } : {}),
+  };
   const port = await closedPort();
   const origin = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, [MAIN], {

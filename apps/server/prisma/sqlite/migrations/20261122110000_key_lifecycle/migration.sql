@@ -1,0 +1,7 @@
+-- API keys as a product: scopes (space-separated, every existing key keeps both), an optional expiry, the last use
+-- (to the minute, written in batches), and the rotation lineage (the first key's id; NULL on a key that was never
+-- rotated, which is its own lineage) that old and new keys share their rate-limit counters and bans through.
+ALTER TABLE "ApiKey" ADD COLUMN "scopes" TEXT NOT NULL DEFAULT 'pets:read pets:write';
+ALTER TABLE "ApiKey" ADD COLUMN "expiresAt" DATETIME;
+ALTER TABLE "ApiKey" ADD COLUMN "lastUsedAt" DATETIME;
+ALTER TABLE "ApiKey" ADD COLUMN "lineageId" INTEGER;

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDatabaseUrl } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import type { Database } from '../db/types.js';
+import { createApiKey } from './admin.js';
+import { generateRawKey } from './format.js';
+import { hashKey, KEY_LOOKUP_NEEDED, KeyResolver } from './resolver.js';
+
+describe('KeyResolver', () => {
+  let dir: string;
+  let db: Database;
+  let lookups = 0;
+  const store = { findByHash: (hash: string) => (lookups++, db.apiKeys.findByHash(hash)) };
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'keys-'));
+    db = await openDatabase(parseDatabaseUrl(`file:${join(dir, 'k.db')}`));
+  });
+  afterAll(async () => {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores a key only as its hash and a display prefix', async () => {
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'pro', name: 'ci' });
+    expect(record.hash).toBe(hashKey(raw));
+    expect(record.prefix).toBe(raw.slice(0, 12));
+    expect(JSON.stringify(record)).not.toContain(raw.slice(12));
+    await expect(createApiKey(db.apiKeys, { plan: 'free', perMinute: 5 })).rejects.toThrow(/enterprise/);
+  });
+
+  it('refuses a key whose checksum does not match, or of no known shape, without a lookup', async () => {
+    const resolver = new KeyResolver(store, 5000);
+    const raw = generateRawKey();
+    const typo = raw.slice(0, -1) + (raw.endsWith('A') ? 'B' : 'A');
+    lookups = 0;
+    expect(await resolver.resolve(typo)).toBeUndefined();
+    expect(await resolver.resolve('nope')).toBeUndefined();
+    expect(resolver.peek(typo)).toBeUndefined();
+    expect(lookups).toBe(0);
+    // A well-formed unknown key, and a legacy-shaped one, are looked up (legacy keys carry no checksum).
+    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(await resolver.resolve(`ask_${'x'.repeat(43)}`)).toBeUndefined();
+    expect(lookups).toBe(2);
+  });
+
+  it('caches lookups for the TTL; clear() forgets them at once', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(store, 5000, () => now);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    expect(resolver.peek(raw)).not.toBeUndefined();
+    expect((await resolver.resolve(raw)) as { id: number }).toMatchObject({ id: record.id });
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    now += 4999;
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached: the TTL is the safety net
+    resolver.clear();
+    expect(await resolver.resolve(raw)).toBeUndefined();
+  });
+
+  it('a lookup that was in flight when the cache was cleared does not refill it', async () => {
+    let read!: () => void;
+    let release!: () => void;
+    const hasRead = new Promise<void>((resolve) => (read = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The lookup reads the row, then waits: the key changes and the cache is cleared before its answer arrives.
+    const slow = {
+      findByHash: async (hash: string) => {
+        const record = await db.apiKeys.findByHash(hash);
+        read();
+        await gate;
+        return record;
+      },
+    };
+    const resolver = new KeyResolver(slow, 60_000);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    const pending = resolver.resolve(raw);
+    await hasRead;
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    resolver.clear();
+    release();
+    expect(await pending).toMatchObject({ id: record.id }); // what it read before the change
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED); // nothing of it was kept
+  });
+
+  it("answers 'expired' for a key past its expiry", async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const resolver = new KeyResolver(store, 60_000, () => now);
+    const { raw } = await createApiKey(db.apiKeys, { plan: 'free', expiresAt: new Date(now + 1000) });
+    expect(await resolver.resolve(raw)).toMatchObject({ plan: 'free' });
+    now += 1000;
+    expect(resolver.peek(raw)).toBe('expired');
+  });
+  it('without a change notification, a revocation takes effect once the cache time has passed (the safety net)', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    now += 4999;
+    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id }); // still cached
+    now += 2;
+    expect(await resolver.resolve(raw)).toBeUndefined();
+  });
+
+  it('peek answers what resolve answers, from the cache only, and asks for a lookup otherwise', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    expect(resolver.peek('nope')).toBeUndefined();
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id });
+    await db.apiKeys.revoke({ id: record.id }, new Date());
+    now += 4999;
+    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached, as resolve
+    now += 2;
+    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(resolver.peek(raw)).toBeUndefined(); // the revoked answer is cached too
+    const unknown = 'ask_' + 'x'.repeat(43);
+    expect(await resolver.resolve(unknown)).toBeUndefined();
+    expect(resolver.peek(unknown)).toBeUndefined();
+  });
+});
