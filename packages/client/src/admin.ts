@@ -1,8 +1,7 @@
 import { adminContract, ENVIRONMENTS, type EnvironmentName, serviceOrigin } from '@animal-store/contract';
 import { type ApiFetcher, type InitClientReturn, initClient } from '@ts-rest/core';
-import { AnimalStoreError } from './errors.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
-import { createTransport } from './transport.js';
+import { createTransport, fetcherOf } from './transport.js';
 
 export interface AnimalStoreAdminClientOptions {
   /** The service's URL (`http://127.0.0.1:3000`; a trailing `/v1` is ignored). Wins over `environment`. */
@@ -39,17 +38,6 @@ export function createAnimalStoreAdminClient(options: AnimalStoreAdminClientOpti
     cache: undefined,
     onRateLimit: () => undefined,
   });
-  const api: ApiFetcher = async (args) => {
-    if (args.body !== null && args.body !== undefined && typeof args.body !== 'string') {
-      throw new AnimalStoreError('only JSON request bodies are supported');
-    }
-    return transport({
-      method: args.method,
-      url: args.path,
-      headers: args.headers,
-      body: args.body,
-      signal: args.fetchOptions?.signal,
-    });
-  };
+  const api = fetcherOf(transport);
   return initClient(adminContract, { baseUrl: serviceOrigin(baseUrl), api });
 }

@@ -12,7 +12,7 @@ import { type DeprecationNotice, warnIfDeprecated } from './deprecation.js';
 import { AnimalStoreError, AnimalStoreResponseError } from './errors.js';
 import { findLink } from './link.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
-import { type CacheOptions, type RateLimitInfo, type Transport, createTransport } from './transport.js';
+import { type CacheOptions, type RateLimitInfo, type Transport, createTransport, fetcherOf } from './transport.js';
 
 export interface AnimalStoreClientOptions {
   /** The service's base URL, ending in `/v1` (e.g. `http://127.0.0.1:3000/v1`). Wins over `environment`. */
@@ -101,20 +101,10 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     },
   });
 
-  const api: ApiFetcher = async (args) => {
-    const operation = OPERATION_OF.get(args.route);
+  const api = fetcherOf(transport, (route) => {
+    const operation = OPERATION_OF.get(route);
     if (operation) warnIfDeprecated(operation, options.onDeprecation);
-    if (args.body !== null && args.body !== undefined && typeof args.body !== 'string') {
-      throw new AnimalStoreError('only JSON request bodies are supported');
-    }
-    return transport({
-      method: args.method,
-      url: args.path,
-      headers: args.headers,
-      body: args.body,
-      signal: args.fetchOptions?.signal,
-    });
-  };
+  });
   const routes = initClient(contract, { baseUrl: origin, api });
 
   async function* paginatePets(paging: PaginateOptions = {}): AsyncIterableIterator<Pet> {

@@ -1,5 +1,6 @@
+import type { ApiFetcher, AppRoute } from '@ts-rest/core';
 import { IDEMPOTENCY_HEADERS, RATE_LIMIT_HEADERS } from '@animal-store/contract';
-import { AnimalStoreNetworkError, networkErrorCode } from './errors.js';
+import { AnimalStoreError, AnimalStoreNetworkError, networkErrorCode } from './errors.js';
 import {
   type RetryEvent,
   type RetryPolicy,
@@ -56,6 +57,23 @@ interface CacheEntry {
 }
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
+
+/** ts-rest's fetcher on a transport (JSON bodies only); `before` sees each route first (deprecation notices). */
+export function fetcherOf(transport: Transport, before?: (route: AppRoute) => void): ApiFetcher {
+  return async (args) => {
+    before?.(args.route);
+    if (args.body !== null && args.body !== undefined && typeof args.body !== 'string') {
+      throw new AnimalStoreError('only JSON request bodies are supported');
+    }
+    return transport({
+      method: args.method,
+      url: args.path,
+      headers: args.headers,
+      body: args.body,
+      signal: args.fetchOptions?.signal,
+    });
+  };
+}
 
 /**
  * Sends requests with the bearer key, retries what is safe to retry (see retry.ts), records rate-limit headers and,

@@ -143,6 +143,18 @@ function validateRequest(key: string, windows: readonly WindowLimit[]): void {
   }
 }
 
+/** A window's state at `now` when its current (clock-aligned) window has counted `used` requests. */
+export function windowState(w: WindowLimit, used: number, now: number): WindowState {
+  return {
+    name: w.name,
+    limit: w.limit,
+    windowMs: w.windowMs,
+    used,
+    remaining: Math.max(0, w.limit - used),
+    resetAt: Math.floor(now / w.windowMs) * w.windowMs + w.windowMs,
+  };
+}
+
 /** Seconds from `now` to `until`, rounded up, at least 1. */
 export function secondsUntil(now: number, until: number): number {
   return Math.max(1, Math.ceil((until - now) / 1000));
@@ -155,16 +167,8 @@ function buildDecision(key: string, windows: readonly WindowLimit[], result: Sto
   let refusedResetAt = -Infinity;
   for (let i = 0; i < windows.length; i++) {
     const w = windows[i]!;
-    const used = result.counts[i] ?? 0;
-    const resetAt = Math.floor(now / w.windowMs) * w.windowMs + w.windowMs;
-    const state: WindowState = {
-      name: w.name,
-      limit: w.limit,
-      windowMs: w.windowMs,
-      used,
-      remaining: Math.max(0, w.limit - used),
-      resetAt,
-    };
+    const state = windowState(w, result.counts[i] ?? 0, now);
+    const { used, resetAt } = state;
     states.push(state);
     if (
       limiting === undefined ||

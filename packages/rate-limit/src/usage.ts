@@ -1,4 +1,4 @@
-import type { WindowState } from './limiter.js';
+import { windowState, type WindowState } from './limiter.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 
 /** An identity's windows and ban as they stand, read without charging anything. */
@@ -25,18 +25,7 @@ export async function readUsage(
   const result = await store.consume({ key, windows: probe, ban: null });
   return {
     now: result.now,
-    windows: windows.map((w, i) => {
-      const used = result.counts[i] ?? 0;
-      const resetAt = Math.floor(result.now / w.windowMs) * w.windowMs + w.windowMs;
-      return {
-        name: w.name,
-        limit: w.limit,
-        windowMs: w.windowMs,
-        used,
-        remaining: Math.max(0, w.limit - used),
-        resetAt,
-      };
-    }),
+    windows: windows.map((w, i) => windowState(w, result.counts[i] ?? 0, result.now)),
     banUntil: result.outcome === 'banned' ? result.banUntil : null,
   };
 }
