@@ -34,7 +34,8 @@ async function main(config: Config): Promise<void> {
   const rateLimitStore = createRateLimitStore(config, logger);
   const lastUsed = new LastUsedRecorder(db.apiKeys, {
     intervalMs: LAST_USED_FLUSH_MS,
-    onError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when keys were last used; retrying'),
+    onError: (err) =>
+      logger.warn({ err: (err as Error).message }, 'could not record when keys were last used; retrying'),
   });
   let shuttingDown = false;
   const app = createApp({
@@ -102,18 +103,20 @@ async function main(config: Config): Promise<void> {
         // The last uses noted since the last flush are written before the database closes.
         lastUsed
           .close()
-          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not record when keys were last used'))
+          .catch((err: unknown) =>
+            logger.warn({ err: (err as Error).message }, 'could not record when keys were last used'),
+          )
           .then(() => Promise.all([db.close(), rateLimitStore.close()]))
           .then(
-          () => {
-            logger.info('stopped');
-            process.exit(0);
-          },
-          (err: unknown) => {
-            logger.error({ err: (err as Error).message }, 'error while closing');
-            process.exit(1);
-          },
-        );
+            () => {
+              logger.info('stopped');
+              process.exit(0);
+            },
+            (err: unknown) => {
+              logger.error({ err: (err as Error).message }, 'error while closing');
+              process.exit(1);
+            },
+          );
       },
       (err: unknown) => logger.error({ err: (err as Error).message }, 'error while closing the server'),
     );

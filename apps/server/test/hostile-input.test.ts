@@ -7,7 +7,7 @@ import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/types.js';
 import { createServer } from '../src/http/server.js';
-import { createApiKey } from '../src/keys.js';
+import { createApiKey } from '../src/keys/admin.js';
 import {
   auth,
   createTestDatabase,
