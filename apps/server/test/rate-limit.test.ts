@@ -211,7 +211,9 @@ describe('two replicas on one PostgreSQL and one Redis', () => {
 
   async function replica(): Promise<TestServer> {
     const config = loadConfig({ REDIS_URL });
-    const limits = createRateLimitStore(config, silentLogger, { prefix });
+    // What is shared is tested here, not Redis timeouts (the outage tests do that): on a busy machine a 100 ms command
+    // timeout fell back to per-replica memory and let more than 60 through (as scale-out.test.ts does, 2 s).
+    const limits = createRateLimitStore(config, silentLogger, { prefix, timeoutMs: 2_000 });
     stores.push(limits);
     const server = await startTestServer(database.target, { rateLimit: { store: limits } });
     servers.push(server);
