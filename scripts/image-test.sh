@@ -129,7 +129,7 @@ new_key() { # NAME: a Free key from the key CLI inside the container; its id goe
   local out
   out=$(pm exec "$1" node dist/cli/keys.js create --plan free --name "image-test") || fail "the key CLI failed in $1"
   KEY=$(tail -n1 <<<"$out")
-  [[ "$KEY" =~ ^ask_[A-Za-z0-9_-]{43}$ ]] || fail "the key CLI printed no key: $out"
+  [[ "$KEY" =~ ^ask_[A-Za-z0-9]{49}$ ]] || fail "the key CLI printed no key: $out"
 }
 
 # ---- 1. slim ------------------------------------------------------------------------------------------------------

@@ -198,7 +198,8 @@ export function rssBytes(pid: number): number {
 /**
  * `count` more keys like the one the key CLI created (same plan, limits and any other column, copied by the database
  * itself, so columns added later are copied too), each with its own raw key and hash. Keys are made the way the CLI
- * makes them (`ask_` + 43 base64url characters, SHA-256 hex stored); 40 CLI runs would cost a minute of start-ups.
+ * makes them in the legacy format (`ask_` + 43 base64url characters, SHA-256 hex stored; still accepted, and cached
+ * after their first lookup as every key is); 40 CLI runs would cost a minute of start-ups.
  */
 export async function moreKeys(databaseUrl: string, count: number): Promise<string[]> {
   const raws = Array.from({ length: count }, () => `ask_${randomBytes(32).toString('base64url')}`);
