@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { ErrorBody, Pet, Pets } from '@animal-store/contract';
+import { Pet, Pets } from '@animal-store/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   auth,
   createTestDatabase,
+  expectError,
   jsonPost,
   POOLED_PROVIDERS,
   PROVIDERS,
@@ -15,16 +16,6 @@ import {
   type TestDatabase,
   type TestServer,
 } from './helpers.js';
-
-async function expectError(res: Response, status: number, code: string, messageIncludes?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  const body = ErrorBody.parse(await res.json());
-  expect(body).toMatchObject({ code, status });
-  if (messageIncludes) expect(body.message).toContain(messageIncludes);
-  expect(body.message).not.toMatch(/prisma|express|zod|ts-rest|sqlite|postgres|\bat .*\.(js|ts):\d+/i);
-  return body;
-}
 
 describe.each(POOLED_PROVIDERS)('HTTP API on %s', (provider) => {
   const ctx = useTestServer(provider, { keyCacheTtlMs: 0 });

@@ -7,7 +7,8 @@ import type { Server } from 'node:http';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { ErrorBody } from '@animal-store/contract';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
 import { createServer } from '../src/http/server.js';
 import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
@@ -189,4 +190,15 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Asserts an Error body with this status and code (and message part), carrying no internals; returns the body. */
+export async function expectError(res: Response, status: number, code: string, messageIncludes?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = ErrorBody.parse(await res.json());
+  expect(body).toMatchObject({ code, status });
+  if (messageIncludes) expect(body.message).toContain(messageIncludes);
+  expect(body.message).not.toMatch(/prisma|express|zod|ts-rest|sqlite|postgres|\bat .*\.(js|ts):\d+/i);
+  return body;
 }

@@ -1,24 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { ApiKey, ApiKeyUsage, CreatedApiKey, ErrorBody, RateLimitStatus } from '@animal-store/contract';
+import { ApiKey, ApiKeyUsage, CreatedApiKey, RateLimitStatus } from '@animal-store/contract';
 import { createMemoryStore } from '@animal-store/rate-limit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../src/keys/resolver.js';
 import { createLogger } from '../src/logger.js';
-import { auth, jsonPost, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
+import { auth, expectError, jsonPost, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 30);
-
-async function expectError(res: Response, status: number, code: string, messageIncludes?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  const body = ErrorBody.parse(await res.json());
-  expect(body).toMatchObject({ code, status });
-  if (messageIncludes) expect(body.message).toContain(messageIncludes);
-  expect(body.message).not.toMatch(/prisma|express|zod|ts-rest|sqlite|postgres|\bat .*\.(js|ts):\d+/i);
-  return body;
-}
 
 /** Log lines the app wrote, as objects (to check what admin actions log, and that no secret is among them). */
 function capturedLogger() {
