@@ -151,13 +151,18 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireApiKey(lastUsed));
   app.use('/v1', v1);
 
-  createExpressEndpoints(contract, petsRouter(deps.db.pets, limits.store), app, {
-    logInitialization: false,
-    responseValidation: deps.validateResponses ?? false,
-    // The key's scope, then the body: bodies are read only for a matched route, after authentication and authorization.
-    globalMiddleware: [requireScope, jsonBody()],
-    requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
-  });
+  createExpressEndpoints(
+    contract,
+    petsRouter(deps.db.pets, limits.store, { validateResponses: deps.validateResponses ?? false }),
+    app,
+    {
+      logInitialization: false,
+      responseValidation: deps.validateResponses ?? false,
+      // The key's scope, then the body: bodies are read only for a matched route, after authentication and authorization.
+      globalMiddleware: [requireScope, jsonBody()],
+      requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
+    },
+  );
   for (const [path, methods] of allowedMethods(contract)) app.all(path, methodNotAllowed(methods));
 
   if (deps.adminToken) {

@@ -16,6 +16,8 @@ describe('loadConfig', () => {
     expect(config.rateLimit).toEqual({ banThreshold: 10, banSeconds: 900, redisFailure: 'fallback' });
     expect(config.pageCacheEntries).toBe(128);
     expect(loadConfig({ PAGE_CACHE_ENTRIES: '0' }).pageCacheEntries).toBe(0);
+    expect(config.petCacheEntries).toBe(20_000);
+    expect(loadConfig({ PET_CACHE_ENTRIES: '0' }).petCacheEntries).toBe(0);
     expect(config.coalesceReads).toBe(true);
     expect(loadConfig({ READ_COALESCING: 'false' }).coalesceReads).toBe(false);
     expect(config.readConcurrency).toBe(4);
@@ -60,6 +62,7 @@ describe('loadConfig', () => {
     [{ PAGE_CACHE_ENTRIES: '-1' }, 'PAGE_CACHE_ENTRIES'],
     [{ READ_CONCURRENCY: '0' }, 'READ_CONCURRENCY'],
     [{ PAGE_CACHE_ENTRIES: '10001' }, 'PAGE_CACHE_ENTRIES'],
+    [{ PET_CACHE_ENTRIES: '1000001' }, 'PET_CACHE_ENTRIES'],
     [{ DATABASE_URL: 'postgresql://u@pooler/db', DATABASE_DIRECT_URL: 'mysql://x' }, 'DATABASE_DIRECT_URL'],
     [{ DATABASE_DIRECT_URL: 'postgresql://u@db/db' }, 'DATABASE_DIRECT_URL'],
     [{ REDIS_CLUSTER_NODES: 'redis-a:7001,redis-b' }, 'REDIS_CLUSTER_NODES'],

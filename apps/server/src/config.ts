@@ -93,6 +93,7 @@ const EnvSchema = z
       .default('info'),
     KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 0, 600_000).default('5000'),
     PAGE_CACHE_ENTRIES: int('PAGE_CACHE_ENTRIES', 0, 10_000).default('128'),
+    PET_CACHE_ENTRIES: int('PET_CACHE_ENTRIES', 0, 1_000_000).default('20000'),
     READ_COALESCING: bool('READ_COALESCING').default('true'),
     READ_CONCURRENCY: int('READ_CONCURRENCY', 1, 1000).default('4'),
     IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 8760).default('24'),
@@ -161,6 +162,7 @@ export type Config = {
   logLevel: (typeof LOG_LEVELS)[number];
   keyCacheTtlMs: number;
   pageCacheEntries: number;
+  petCacheEntries: number;
   coalesceReads: boolean;
   readConcurrency: number;
   /** Idempotency records are kept at least this long (ms). */
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     pageCacheEntries: e.PAGE_CACHE_ENTRIES,
+    petCacheEntries: e.PET_CACHE_ENTRIES,
     coalesceReads: e.READ_COALESCING,
     readConcurrency: e.READ_CONCURRENCY,
     idempotencyTtlMs: e.IDEMPOTENCY_TTL_HOURS * 3_600_000,

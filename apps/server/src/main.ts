@@ -14,6 +14,7 @@ async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = await openDatabaseWithRetry(config.database, {
     pageCacheEntries: config.pageCacheEntries,
+    petCacheEntries: config.petCacheEntries,
     coalesceReads: config.coalesceReads,
     readConcurrency: config.readConcurrency,
     idempotencyTtlMs: config.idempotencyTtlMs,

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { createTestDatabase, eventually, jsonPost, PROVIDERS, startTestServer, useTestServer } from './helpers.js';
+import { petsOf, type PetPage } from '../src/db/pet-page.js';
 
 const post = (url: string, key: string, body: unknown, idempotencyKey?: string) => {
   const init = jsonPost(key, body);
@@ -15,10 +16,8 @@ const post = (url: string, key: string, body: unknown, idempotencyKey?: string) 
   return fetch(`${url}/v1/pets`, init);
 };
 
-async function petCount(server: {
-  db: { pets: { list(o: { limit: number }): Promise<readonly unknown[]> } };
-}): Promise<number> {
-  return (await server.db.pets.list({ limit: 1000 })).length;
+async function petCount(server: { db: { pets: { list(o: { limit: number }): Promise<PetPage> } } }): Promise<number> {
+  return petsOf(await server.db.pets.list({ limit: 1000 })).length;
 }
 
 describe.each(PROVIDERS)('Idempotency-Key on %s', (provider) => {

@@ -78,7 +78,7 @@ export async function runMixed(ctx: MixedContext): Promise<MixedReport> {
   const sqliteServer = await ctx.appServer('mixed-sqlite-memory', sqlite, false);
   const postgresServer = await ctx.appServer('mixed-postgres-redis', postgres, true);
 
-  const targets: MixedTarget[] = [
+  const all: MixedTarget[] = [
     { name: 'floor', label: 'floor: Express canned page', server: floor, baseline: true },
     { name: 'floor-plain', label: 'floor on plain app.listen', server: floorPlain, baseline: true },
     {
@@ -100,6 +100,9 @@ export async function runMixed(ctx: MixedContext): Promise<MixedReport> {
       mix: { keys: postgresKeys, createPercent: share, maxId: CATALOGUE_SIZE },
     })),
   ];
+  // BENCH_MIXED (comma list of target names, e.g. `sqlite-0,postgres-10`) measures only those, with both floors.
+  const only = process.env['BENCH_MIXED']?.split(',').map((s) => s.trim());
+  const targets = only ? all.filter((t) => t.baseline || only.includes(t.name)) : all;
   const measured = await ctx.measure(targets);
   const loadAfter = loadavg();
   const floorCpu = measured.get('floor')!.cpuUs;

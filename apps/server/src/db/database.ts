@@ -34,6 +34,8 @@ export interface OpenDatabaseOptions {
   onConnectionError?: (err: Error) => void;
   /** SQLite: list pages kept in memory while the database is unchanged (default 128; 0 turns the cache off). */
   pageCacheEntries?: number;
+  /** SQLite: pets whose JSON is kept to answer list pages from (default 20,000; 0: every page reads its rows). */
+  petCacheEntries?: number;
   /** PostgreSQL: identical waiting reads share one query (default true). */
   coalesceReads?: boolean;
   /** PostgreSQL, with coalesceReads: read queries in flight at once (default 4). */
@@ -83,7 +85,10 @@ async function openSqlite(
   }
   conn.pragma(`busy_timeout = ${timeout}`);
   const prisma = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout }) });
-  const reads = sqlitePetReads(conn, { pageCacheEntries: options.pageCacheEntries ?? 128 });
+  const reads = sqlitePetReads(conn, {
+    pageCacheEntries: options.pageCacheEntries ?? 128,
+    ...(options.petCacheEntries !== undefined ? { petCacheEntries: options.petCacheEntries } : {}),
+  });
   const writes = sqlitePetWrites(conn, { ...writeOptions(options), onCommit: (pets) => reads.created(pets) });
   const keyChanges = inProcessKeyChanges();
   return {

@@ -1,5 +1,6 @@
 import type { NewPet } from '@animal-store/contract';
 import type { PrismaClient } from '../generated/sqlite/client.js';
+import { pageOfPets } from './pet-page.js';
 import { fromPrisma, petSelect } from './pet-rows.js';
 import type { PetReads } from './pet-sql.js';
 import type { PetWrites } from './pet-writes.js';
@@ -20,9 +21,9 @@ export function prismaPetStore(prisma: Pick<PrismaClient, 'pet'>, reads?: PetRea
           ...(afterId !== undefined ? { id: { gt: BigInt(afterId) } } : {}),
         },
         orderBy: { id: 'asc' },
-        take: limit,
+        take: limit + 1,
       });
-      return rows.map(fromPrisma);
+      return pageOfPets(rows.map(fromPrisma), limit);
     },
     async create(pet: NewPet) {
       const row = await prisma.pet.create({

@@ -1,7 +1,8 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers.js';
-import { memoOf } from '../shared-page.js';
+import { memoOf } from '../serialized.js';
+import { petsOf, type PetPage } from './pet-page.js';
 import { openDatabase } from './database.js';
 import { SQLITE_LIST_SQL } from './pet-sql.js';
 import type { Database } from './types.js';
@@ -9,8 +10,11 @@ import type { Database } from './types.js';
 describe('SQLite list page cache', () => {
   let target: TestDatabase;
   const opened: Database[] = [];
-  const open = async (pageCacheEntries: number) => {
-    const db = await openDatabase(target.target, { pageCacheEntries });
+  const open = async (pageCacheEntries: number, petCacheEntries?: number) => {
+    const db = await openDatabase(target.target, {
+      pageCacheEntries,
+      ...(petCacheEntries !== undefined ? { petCacheEntries } : {}),
+    });
     opened.push(db);
     return db;
   };
@@ -34,12 +38,12 @@ describe('SQLite list page cache', () => {
     const db = await open(8);
     const first = await db.pets.list({ limit: 3 });
     expect(await db.pets.list({ limit: 3 })).toBe(first);
-    expect(Object.isFrozen(first) && first.every((pet) => Object.isFrozen(pet))).toBe(true);
-    expect(memoOf(first)).toBeDefined(); // a shared page: its JSON is worked out once
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(memoOf(first)?.entity.body).toBe(first.json); // answered as its JSON, whose ETag is worked out once
 
     // A commit through this process's own writer (Prisma's connection).
     const created = await db.pets.create({ name: 'fresh', categoryId: 2 });
-    const afterCreate = await db.pets.list({ limit: 100 });
+    const afterCreate = petsOf(await db.pets.list({ limit: 100 }));
     expect(afterCreate.at(-1)).toEqual(created);
 
     // A commit through another connection (another process, the key CLI): the next answer shows it.
@@ -48,11 +52,10 @@ describe('SQLite list page cache', () => {
     otherConnection(`UPDATE "Pet" SET status = 'sold' WHERE name = 'c0'`);
     const sold = await db.pets.list({ limit: 100, status: 'sold' });
     expect(sold).not.toBe(cachedSold);
-    expect(sold.map((p) => p.name)).toEqual(['c0', ...cachedSold.map((p) => p.name)]);
+    const names = (page: PetPage) => petsOf(page).map((p) => p.name);
+    expect(names(sold)).toEqual(['c0', ...names(cachedSold)]);
     otherConnection(`DELETE FROM "Pet" WHERE name = 'c0'`);
-    expect((await db.pets.list({ limit: 100, status: 'sold' })).map((p) => p.name)).toEqual(
-      cachedSold.map((p) => p.name),
-    );
+    expect(names(await db.pets.list({ limit: 100, status: 'sold' }))).toEqual(names(cachedSold));
     // A commit to another table empties the cache too (the check is per database, not per table).
     const page = await db.pets.list({ limit: 2 });
     otherConnection(`INSERT INTO "ApiKey" (prefix, hash, plan) VALUES ('ask_x', 'h', 'free')`);
@@ -63,7 +66,7 @@ describe('SQLite list page cache', () => {
 
   it("keeps, after this process's own create, exactly the pages the new pet cannot enter", async () => {
     const db = await open(16);
-    const all = await db.pets.list({ limit: 1000 });
+    const all = petsOf(await db.pets.list({ limit: 1000 }));
     const full = await db.pets.list({ limit: 2 }); // full: a new pet sorts after its last row
     const fullAfter = await db.pets.list({ limit: 2, afterId: all[1]!.id });
     const openSold = await db.pets.list({ limit: 1000, status: 'sold' }); // not full, other status
@@ -79,15 +82,15 @@ describe('SQLite list page cache', () => {
     // The pages it may enter are read again, and show it.
     const available = await db.pets.list({ limit: 1000, status: 'available' });
     expect(available).not.toBe(openAvailable);
-    expect(available.at(-1)).toEqual(created);
-    expect((await db.pets.list({ limit: 1000 })).at(-1)).toEqual(created);
+    expect(petsOf(available).at(-1)).toEqual(created);
+    expect(petsOf(await db.pets.list({ limit: 1000 })).at(-1)).toEqual(created);
     expect(await db.pets.list({ limit: 1000 })).not.toBe(openAll);
 
     // Idempotent creates (their records commit with them) drop pages the same way.
     const scope = { apiKeyId: 1, key: 'page-cache', fingerprint: 'f', locationPrefix: '/v1/pets/' };
     const once = await db.pets.createOnce({ name: 'once', categoryId: 3, status: 'sold' }, scope);
     expect(once.kind).toBe('created');
-    expect((await db.pets.list({ limit: 1000, status: 'sold' })).at(-1)?.name).toBe('once');
+    expect(petsOf(await db.pets.list({ limit: 1000, status: 'sold' })).at(-1)?.name).toBe('once');
     expect(await db.pets.list({ limit: 2 })).toBe(full);
 
     // A create by another connection (another process, or here another Database on the same file) is unknown in
@@ -97,15 +100,16 @@ describe('SQLite list page cache', () => {
     const fullAgain = await db.pets.list({ limit: 2 });
     expect(fullAgain).not.toBe(full);
     expect(fullAgain).toEqual(full);
-    expect((await db.pets.list({ limit: 1000 })).at(-1)?.name).toBe('elsewhere');
+    expect(petsOf(await db.pets.list({ limit: 1000 })).at(-1)?.name).toBe('elsewhere');
   });
 
   it('never answers a page older than a commit by another connection that changed a full page', async () => {
     const db = await open(16);
-    const full = await db.pets.list({ limit: 2 });
+    const full = petsOf(await db.pets.list({ limit: 2 }));
     // Not an append: another connection renames a row inside the full page.
     otherConnection(`UPDATE "Pet" SET name = 'renamed' WHERE id = ${full[0]!.id}`);
-    expect((await db.pets.list({ limit: 2 }))[0]?.name).toBe('renamed');
+    expect(petsOf(await db.pets.list({ limit: 2 }))[0]?.name).toBe('renamed');
+    otherConnection(`UPDATE "Pet" SET name = '${full[0]!.name}' WHERE id = ${full[0]!.id}`);
   });
 
   it('reads a status after a cursor through the (status, id) index, never a scan of the id range', () => {
@@ -140,5 +144,37 @@ describe('SQLite list page cache', () => {
     const second = await db.pets.list({ limit: 3 });
     expect(second).not.toBe(first);
     expect(second).toEqual(first);
+  });
+
+  it("answers pages from each pet's JSON kept in memory, the same bytes as from the rows, and after a commit elsewhere reads them again", async () => {
+    const kept = await open(0); // no page cache: every answer is made again, from the pets' JSON once they are known
+    const rows = await open(0, 0); // nothing kept: every answer from its rows
+    const pages = [
+      { limit: 2 },
+      { limit: 100 },
+      { limit: 3, status: 'sold' as const },
+      { limit: 1, afterId: 2 },
+      { limit: 2, status: 'available' as const, afterId: 1 },
+      { limit: 5, status: 'pending' as const },
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const options of pages) {
+        const [a, b] = [await kept.pets.list(options), await rows.pets.list(options)];
+        expect({ ...a }).toEqual({ ...b }); // json, lastId and more
+        expect(a.lastId).toBe(petsOf(a).at(-1)?.id);
+      }
+    }
+    const first = petsOf(await kept.pets.list({ limit: 2 }))[0]!;
+    expect((await kept.pets.list({ limit: 2 })).more).toBe(true);
+    // A pet changed by another connection (by hand: the service never changes a pet) is never answered as it was.
+    otherConnection(`UPDATE "Pet" SET name = 'edited' WHERE id = ${first.id}`);
+    expect(petsOf(await kept.pets.list({ limit: 2 }))[0]?.name).toBe('edited');
+    otherConnection(`UPDATE "Pet" SET name = '${first.name}' WHERE id = ${first.id}`);
+    expect(petsOf(await kept.pets.list({ limit: 2 }))[0]).toEqual(first);
+    // This process's own creates are known in full: their JSON is kept as they commit.
+    const created = await kept.pets.create({ name: 'quo"ted\\name', categoryId: 4, status: 'pending' });
+    const pending = await kept.pets.list({ limit: 100, status: 'pending' });
+    expect(pending.json).toBe((await rows.pets.list({ limit: 100, status: 'pending' })).json);
+    expect(petsOf(pending).at(-1)).toEqual(created);
   });
 });

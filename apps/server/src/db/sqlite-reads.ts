@@ -1,28 +1,30 @@
 import type { Pet } from '@animal-store/contract';
 import type BetterSqlite3 from 'better-sqlite3';
-import { sharedPage } from '../shared-page.js';
 import { PageCache } from './page-cache.js';
+import { petPage, type PetPage } from './pet-page.js';
 import { fromSqlite, type SqlitePetTuple } from './pet-rows.js';
-import { GET_SQL, listStatement, pageKey, SQLITE_LIST_SQL, type PetReads } from './pet-sql.js';
+import { GET_SQL, listStatement, pageKey, SQLITE_LIST_IDS_SQL, SQLITE_LIST_SQL, type PetReads } from './pet-sql.js';
 import type { ListPetsOptions } from './types.js';
 
 export interface SqliteReadOptions {
   /** List pages kept in memory while the database is unchanged (0: none). See {@link sqlitePetReads}. */
   pageCacheEntries?: number;
+  /** Pets whose JSON is kept in memory to answer pages from (0: none, every page reads its rows). Default 20,000. */
+  petCacheEntries?: number;
 }
 
 /** SQLite reads, told of the pets this process's writer commits on the same connection (see pet-writes.ts). */
 export type SqlitePetReads = PetReads & { created(pets: readonly Pet[]): void };
 
-type CachedPage = { options: ListPetsOptions; rows: readonly Pet[] };
+type CachedPage = { options: ListPetsOptions; page: PetPage };
 
 /**
- * A page read with `options` can show a pet created after it was read only if the page was not full: pets are only
- * ever appended, and SQLite's AUTOINCREMENT gives every new pet an id above all earlier ones, so a new pet sorts after
- * the last row of any full page. It must also match the page's status and lie after its cursor.
+ * A page read with `options` can show a pet created after it was read only if no pet followed it: pets are only ever
+ * appended, and SQLite's AUTOINCREMENT gives every new pet an id above all earlier ones, so a new pet sorts after the
+ * pet that followed a page. It must also match the page's status and lie after its cursor.
  */
-export function pageMayShow({ options, rows }: CachedPage, pets: readonly Pet[]): boolean {
-  if (rows.length >= options.limit) return false;
+export function pageMayShow({ options, page }: CachedPage, pets: readonly Pet[]): boolean {
+  if (page.more) return false;
   return pets.some(
     (pet) =>
       (options.status === undefined || pet.status === options.status) &&
@@ -30,17 +32,41 @@ export function pageMayShow({ options, rows }: CachedPage, pets: readonly Pet[])
   );
 }
 
+/** The JSON of pets by id, the oldest dropped first beyond `maxEntries`. */
+class PetJsonCache {
+  readonly #json = new Map<number, string>();
+  constructor(private readonly maxEntries: number) {}
+  get(id: number): string | undefined {
+    return this.#json.get(id);
+  }
+  set(id: number, json: string): void {
+    if (this.maxEntries === 0) return;
+    if (this.#json.size >= this.maxEntries) this.#json.delete(this.#json.keys().next().value!);
+    this.#json.set(id, json);
+  }
+  clear(): void {
+    this.#json.clear();
+  }
+}
+
 /**
  * SQLite: statements prepared once, on the connection this process's pet writes use too (better-sqlite3 is
  * synchronous, so reads and commits never interleave).
  *
- * List pages are kept in memory and answered again while nothing they show has changed. `PRAGMA data_version` on this
- * connection changes whenever any OTHER connection commits (this process's Prisma connection, the key CLI, another
- * process on the same file), and it is read before every answer: such a commit drops every page, since what it
- * changed is unknown. This connection's own commits (the pets this process creates) do not move it; the writer calls
- * `created` with the new pets synchronously after each commit, before anything else runs, and only the pages those
- * pets may enter are dropped (see {@link pageMayShow}). So a page is never answered after a commit it would not show,
- * while a create no longer empties the whole cache. Only SQLite has such a cheap, exact check.
+ * A list page is answered without a Pet object per row: its ids come from the indexes alone (cheap: integers, no
+ * text), and its JSON is joined from the JSON of each pet, kept in memory (pets are never changed through the service,
+ * only created). A page with a pet not in memory reads its rows instead, and keeps their JSON. Turning rows into
+ * values, objects and JSON was most of a varied page's cost (BENCHMARKS.md, fifth session).
+ *
+ * `PRAGMA data_version` on this connection changes whenever any OTHER connection commits (this process's Prisma
+ * connection, the key CLI, another process on the same file, someone editing a row by hand), and it is read before
+ * every list: such a commit drops every pet's JSON and every cached page, since what it changed is unknown. This
+ * connection's own commits (the pets this process creates) do not move it; the writer calls `created` with the new
+ * pets synchronously after each commit, before anything else runs: their JSON is kept, and only the cached pages they
+ * may enter are dropped (see {@link pageMayShow}). So a page is never answered after a commit it would not show, while
+ * a create does not empty the caches. Only SQLite has such a cheap, exact check.
+ *
+ * Whole pages are kept too (`pageCacheEntries`, least recently used evicted): a page asked again costs no query.
  */
 export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOptions = {}): SqlitePetReads {
   // safeIntegers: int64 columns arrive as bigint, so values beyond 2^53-1 are refused, never rounded.
@@ -51,23 +77,67 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
     after: prep(SQLITE_LIST_SQL.after),
     byStatusAfter: prep(SQLITE_LIST_SQL.byStatusAfter),
   };
+  // Ids as JS numbers: an id beyond 2^53-1 arrives rounded to one that no pet's JSON is kept under (its rows are read,
+  // and refused), since only ids read exactly as bigint are ever kept.
+  const ids = (sql: string) => db.prepare<unknown[], number>(sql).pluck(true);
+  const listIds = {
+    all: ids(SQLITE_LIST_IDS_SQL.all),
+    byStatus: ids(SQLITE_LIST_IDS_SQL.byStatus),
+    after: ids(SQLITE_LIST_IDS_SQL.after),
+    byStatusAfter: ids(SQLITE_LIST_IDS_SQL.byStatusAfter),
+  };
   const get = prep(GET_SQL);
-  const read = (options: ListPetsOptions): Pet[] => {
-    const [kind, params] = listStatement(options, BigInt);
-    return list[kind].all(...params).map(fromSqlite);
+  const petJson = new PetJsonCache(options.petCacheEntries ?? 20_000);
+
+  /** The page from its rows (one more than the limit), keeping each pet's JSON. */
+  const readRows = (options: ListPetsOptions): PetPage => {
+    const [kind, params] = listStatement({ ...options, limit: options.limit + 1 }, BigInt);
+    const rows = list[kind].all(...params);
+    const count = Math.min(rows.length, options.limit);
+    const parts = new Array<string>(count);
+    let lastId: number | undefined;
+    for (let i = 0; i < count; i++) {
+      const pet = fromSqlite(rows[i]!);
+      petJson.set(pet.id, (parts[i] = JSON.stringify(pet)));
+      lastId = pet.id;
+    }
+    return petPage(`[${parts.join(',')}]`, lastId, rows.length > options.limit);
+  };
+  /** The page from its ids and the JSON kept for them; from its rows when a pet's JSON is not kept. */
+  const read = (options: ListPetsOptions): PetPage => {
+    const [kind, params] = listStatement({ ...options, limit: options.limit + 1 }, BigInt);
+    const found = listIds[kind].all(...params);
+    const count = Math.min(found.length, options.limit);
+    const parts = new Array<string>(count);
+    for (let i = 0; i < count; i++) {
+      const json = petJson.get(found[i]!);
+      if (json === undefined) return readRows(options);
+      parts[i] = json;
+    }
+    return petPage(`[${parts.join(',')}]`, found[count - 1], found.length > options.limit);
   };
 
   const maxPages = options.pageCacheEntries ?? 0;
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let version: number | undefined;
   const cache = new PageCache<CachedPage>(maxPages);
-  // A cached page is shared by every answer of it until a commit may change it.
-  const cachedRead = (options: ListPetsOptions): readonly Pet[] =>
-    cache.get(pageKey(options), dataVersion.get()!, () => ({ options, rows: sharedPage(read(options)) })).rows;
 
   return {
-    list: maxPages > 0 ? async (options) => cachedRead(options) : async (options) => read(options),
+    async list(options) {
+      const now = dataVersion.get()!;
+      if (now !== version) {
+        version = now;
+        petJson.clear();
+      }
+      if (maxPages === 0) return read(options);
+      // A cached page is shared by every answer of it until a commit may change it.
+      return cache.get(pageKey(options), now, () => ({ options, page: read(options) })).page;
+    },
     stats: () => (maxPages > 0 ? { pageCache: { hits: cache.hits, misses: cache.misses } } : {}),
-    created: (pets) => cache.drop((page) => pageMayShow(page, pets)),
+    created(pets) {
+      for (const pet of pets) petJson.set(pet.id, JSON.stringify(pet));
+      cache.drop((page) => pageMayShow(page, pets));
+    },
     async get(id: number) {
       const row = get.get(BigInt(id));
       return row ? fromSqlite(row) : undefined;

@@ -1,6 +1,7 @@
 import type { NewPet, Pet, PetStatus, Scope } from '@animal-store/contract';
 import type { Plan } from '@animal-store/rate-limit';
 import type { KeyChangeFeed } from './key-changes.js';
+import type { PetPage } from './pet-page.js';
 
 export interface ApiKeyRecord {
   id: number;
@@ -38,8 +39,11 @@ export interface ListPetsOptions {
 
 /** Data access for pets. Handlers see only this; which database is behind it is not their business. */
 export interface PetStore {
-  /** Up to `limit` pets ordered by id ascending. They may be shared with other callers (a cached page): read-only. */
-  list(options: ListPetsOptions): Promise<readonly Pet[]>;
+  /**
+   * The page of up to `limit` pets ordered by id ascending, as its JSON answer, and whether more follow. It may be
+   * shared with other callers (a cached page): frozen.
+   */
+  list(options: ListPetsOptions): Promise<PetPage>;
   /** Creates a pet; answered once it is committed (creates arriving together share one commit). */
   create(pet: NewPet): Promise<Pet>;
   /**

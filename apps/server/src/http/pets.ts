@@ -5,41 +5,34 @@ import type { RateLimitStore } from '@animal-store/rate-limit';
 import type { PetStore } from '../db/types.js';
 import { HttpError } from './errors.js';
 import { decodeCursor, encodeCursor, nextLink } from './paging.js';
-import { memoOf, serializedAs, sharedPage } from '../shared-page.js';
+import { serializedAs } from '../serialized.js';
+import { petsOf } from '../db/pet-page.js';
 import { fingerprintOf, idempotencyKeyOf, keyInUse, keyReused, KeysInFlight } from './idempotency.js';
 import { rateLimitStatus } from './rate-limit-status.js';
 
 const s = initServer();
 
-/** A shared page (see shared-page.ts) is cut to `limit` once, so its answer can be serialized once too. */
-export function firstRows(rows: readonly Pet[], limit: number): Pet[] {
-  // Read-only either way (a shared page is frozen): the answer only serializes it.
-  if (rows.length <= limit) return rows as Pet[];
-  const memo = memoOf(rows);
-  if (memo === undefined) return rows.slice(0, limit);
-  if (memo.cut?.limit !== limit) memo.cut = { limit, page: sharedPage(rows.slice(0, limit)) };
-  return memo.cut.page as Pet[];
-}
-
-/** The contract's operations: pets on a PetStore, the rate-limit status on the limiter's store. Inputs arrive validated. */
-export function petsRouter(pets: PetStore, limits: RateLimitStore) {
+/**
+ * The contract's operations: pets on a PetStore, the rate-limit status on the limiter's store. Inputs arrive validated.
+ * A list page is answered with the JSON the store made (see db/pet-page.ts); with `validateResponses` (tests) it is
+ * parsed into values first, for ts-rest to check against the contract.
+ */
+export function petsRouter(pets: PetStore, limits: RateLimitStore, options: { validateResponses?: boolean } = {}) {
   const keysInFlight = new KeysInFlight();
   return s.router(contract, {
     getRateLimit: rateLimitStatus(limits),
     listPets: async ({ query, req, res }) => {
       const limit = query.limit ?? PAGE_LIMIT.default;
       const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      // One extra row tells whether another page exists, without a COUNT.
-      const rows = await pets.list({ limit: limit + 1, status: query.status, afterId });
-      const page = firstRows(rows, limit);
-      const last = page[page.length - 1];
-      if (rows.length > limit && last) {
+      const page = await pets.list({ limit, status: query.status, afterId });
+      if (page.more && page.lastId !== undefined) {
         res.setHeader(
           'Link',
-          nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(last.id) }),
+          nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(page.lastId) }),
         );
       }
-      return { status: 200, body: page };
+      // The page itself is the body: its JSON answer is page.json (see shared-page.ts).
+      return { status: 200, body: options.validateResponses ? petsOf(page) : (page as unknown as Pet[]) };
     },
     createPet: async ({ body, req, res }) => {
       const locationPrefix = `${req.baseUrl}${req.path.replace(/\/+$/, '')}/`;

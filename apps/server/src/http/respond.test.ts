@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoOf, sharedPage } from '../shared-page.js';
+import { memoOf, serializedAs } from '../serialized.js';
 import { installLeanJson, strongEtag } from './respond.js';
 
 describe('installLeanJson', () => {
-  // What the routes answer: a shared page (a cached or shared read), a frozen array whose records can still change,
-  // and a plain array.
-  const cached = sharedPage([{ id: 1, name: 'a' }]);
+  // What the routes answer: a page made by the read path (its JSON given), a frozen array whose records can still
+  // change, and a plain array.
+  const cached = serializedAs({ json: '[{"id":1,"name":"a"}]' }, '[{"id":1,"name":"a"}]');
   const record = { id: 2, name: 'b' };
   const shallow = Object.freeze([record]);
   const plain = [{ id: 3, name: 'c' }];
@@ -31,7 +31,7 @@ describe('installLeanJson', () => {
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${origin}/cached`);
       const body = await res.text();
-      expect(body).toBe(JSON.stringify(cached));
+      expect(body).toBe(cached.json);
       expect(res.headers.get('etag')).toBe(strongEtag(body));
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
       // Worked out once, kept with the page.

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Express, Response } from 'express';
-import { memoOf, type PageMemo } from '../shared-page.js';
+import { memoOf, type AnswerMemo } from '../serialized.js';
 
 /** A strong entity tag of a body, in the format of the `etag` package Express uses (`"<length hex>-<sha1 base64>"`). */
 export function strongEtag(body: string): string {
@@ -9,16 +9,16 @@ export function strongEtag(body: string): string {
   return `"${Buffer.byteLength(body, 'utf8').toString(16)}-${digest}"`;
 }
 
-type Entity = NonNullable<PageMemo['entity']>;
+type Entity = AnswerMemo['entity'];
 
 /**
- * A shared page (see shared-page.ts) cannot change, so its JSON, length and ETag are computed once and kept in its
- * memo; anything else is serialized per answer.
+ * A value made by serializedAs (see serialized.ts) cannot change: its JSON is given, and its length and ETag are
+ * computed once and kept in its memo; anything else is serialized per answer.
  */
 function serialized(value: unknown): Entity {
   const memo = memoOf(value);
   if (memo === undefined) return { body: JSON.stringify(value) ?? 'null' };
-  return (memo.entity ??= { body: JSON.stringify(value) });
+  return memo.entity;
 }
 
 /**
