@@ -2,9 +2,15 @@
  * List pages kept in memory while the database is unchanged: at most `maxEntries`, least recently used evicted, all
  * dropped when the version read before each answer moves (see sqlite-reads.ts for what the version is), and those a
  * known change may reach dropped by {@link PageCache.drop}.
+ *
+ * A page is kept only when it is asked for a second time while its first asking is still remembered (the "doorkeeper"
+ * of TinyLFU): under varied traffic nearly every page is asked for once, and keeping those cost more than the cache
+ * saved (every kept page outlived the young generation, and evicted ones became old garbage: BENCHMARKS.md, fifth
+ * session). The doorkeeper remembers keys only, up to `maxEntries * 8` of them, then starts again.
  */
 export class PageCache<Page> {
   readonly #pages = new Map<string, Page>();
+  readonly #asked = new Set<string>();
   #version: number | undefined;
   hits = 0;
   misses = 0;
@@ -21,11 +27,17 @@ export class PageCache<Page> {
     if (page !== undefined) {
       this.hits++;
       this.#pages.delete(key); // most recently used last
-    } else {
-      this.misses++;
-      page = read();
-      if (this.#pages.size >= this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
+      this.#pages.set(key, page);
+      return page;
     }
+    this.misses++;
+    page = read();
+    if (!this.#asked.has(key)) {
+      if (this.#asked.size >= this.maxEntries * 8) this.#asked.clear();
+      this.#asked.add(key);
+      return page;
+    }
+    if (this.#pages.size >= this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
     this.#pages.set(key, page);
     return page;
   }

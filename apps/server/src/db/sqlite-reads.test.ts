@@ -28,6 +28,11 @@ describe('SQLite list page cache', () => {
     for (const db of opened) await db.close();
     await target.drop();
   });
+  /** A page asked for a second time is kept (the first asking is only remembered: see page-cache.ts). */
+  const kept = async (db: Database, options: Parameters<Database['pets']['list']>[0]) => {
+    await db.pets.list(options);
+    return db.pets.list(options);
+  };
   const otherConnection = (sql: string) => {
     const raw = new BetterSqlite3(target.target.provider === 'sqlite' ? target.target.file : '');
     raw.exec(sql);
@@ -36,7 +41,7 @@ describe('SQLite list page cache', () => {
 
   it('answers a page again while nothing changed, frozen, and reads again after any commit', async () => {
     const db = await open(8);
-    const first = await db.pets.list({ limit: 3 });
+    const first = await kept(db, { limit: 3 });
     expect(await db.pets.list({ limit: 3 })).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
     expect(memoOf(first)?.entity.body).toBe(first.json); // answered as its JSON, whose ETag is worked out once
@@ -47,7 +52,7 @@ describe('SQLite list page cache', () => {
     expect(afterCreate.at(-1)).toEqual(created);
 
     // A commit through another connection (another process, the key CLI): the next answer shows it.
-    const cachedSold = await db.pets.list({ limit: 100, status: 'sold' });
+    const cachedSold = await kept(db, { limit: 100, status: 'sold' });
     expect(await db.pets.list({ limit: 100, status: 'sold' })).toBe(cachedSold);
     otherConnection(`UPDATE "Pet" SET status = 'sold' WHERE name = 'c0'`);
     const sold = await db.pets.list({ limit: 100, status: 'sold' });
@@ -57,7 +62,8 @@ describe('SQLite list page cache', () => {
     otherConnection(`DELETE FROM "Pet" WHERE name = 'c0'`);
     expect(names(await db.pets.list({ limit: 100, status: 'sold' }))).toEqual(names(cachedSold));
     // A commit to another table empties the cache too (the check is per database, not per table).
-    const page = await db.pets.list({ limit: 2 });
+    const page = await kept(db, { limit: 2 });
+    expect(await db.pets.list({ limit: 2 })).toBe(page);
     otherConnection(`INSERT INTO "ApiKey" (prefix, hash, plan) VALUES ('ask_x', 'h', 'free')`);
     const again = await db.pets.list({ limit: 2 });
     expect(again).not.toBe(page);
@@ -67,12 +73,12 @@ describe('SQLite list page cache', () => {
   it("keeps, after this process's own create, exactly the pages the new pet cannot enter", async () => {
     const db = await open(16);
     const all = petsOf(await db.pets.list({ limit: 1000 }));
-    const full = await db.pets.list({ limit: 2 }); // full: a new pet sorts after its last row
-    const fullAfter = await db.pets.list({ limit: 2, afterId: all[1]!.id });
-    const openSold = await db.pets.list({ limit: 1000, status: 'sold' }); // not full, other status
-    const openAvailable = await db.pets.list({ limit: 1000, status: 'available' }); // not full, same status
-    const openAll = await db.pets.list({ limit: 1000 });
-    const pastEnd = await db.pets.list({ limit: 1000, afterId: 9_000_000 }); // not full, after the new id
+    const full = await kept(db, { limit: 2 }); // full: a new pet sorts after its last row
+    const fullAfter = await kept(db, { limit: 2, afterId: all[1]!.id });
+    const openSold = await kept(db, { limit: 1000, status: 'sold' }); // not full, other status
+    const openAvailable = await kept(db, { limit: 1000, status: 'available' }); // not full, same status
+    const openAll = await kept(db, { limit: 1000 });
+    const pastEnd = await kept(db, { limit: 1000, afterId: 9_000_000 }); // not full, after the new id
 
     const created = await db.pets.create({ name: 'appended', categoryId: 3, status: 'available' });
     expect(await db.pets.list({ limit: 2 })).toBe(full);
@@ -128,14 +134,27 @@ describe('SQLite list page cache', () => {
 
   it('keeps at most pageCacheEntries pages, evicting the least recently used', async () => {
     const db = await open(2);
-    const a = await db.pets.list({ limit: 1 });
-    const b = await db.pets.list({ limit: 2 });
+    const a = await kept(db, { limit: 1 });
+    const b = await kept(db, { limit: 2 });
     expect(await db.pets.list({ limit: 1 })).toBe(a); // a is now the most recently used
-    await db.pets.list({ limit: 3 }); // evicts b
+    await kept(db, { limit: 3 }); // evicts b
     expect(await db.pets.list({ limit: 1 })).toBe(a);
     const b2 = await db.pets.list({ limit: 2 });
     expect(b2).not.toBe(b);
     expect(b2).toEqual(b);
+  });
+
+  it('keeps a page only when it is asked for again: pages asked for once are never stored', async () => {
+    const db = await open(4);
+    const once = await db.pets.list({ limit: 4 });
+    const twice = await db.pets.list({ limit: 4 });
+    expect(twice).not.toBe(once); // the first asking was only remembered
+    expect(twice).toEqual(once);
+    expect(await db.pets.list({ limit: 4 })).toBe(twice);
+    // Many pages asked for once each do not evict a page that is asked for again and again.
+    for (let limit = 10; limit < 30; limit++) await db.pets.list({ limit });
+    expect(await db.pets.list({ limit: 4 })).toBe(twice);
+    expect(db.readStats?.().pageCache).toEqual({ hits: 2, misses: 22 });
   });
 
   it('is off with pageCacheEntries 0: every answer is read', async () => {
