@@ -69,7 +69,7 @@ export class Metrics {
       );
       this.#totals(
         'pets_reads_total',
-        'PostgreSQL list/get reads answered (query="own": it sent the query; query="shared": it joined an identical waiting read)',
+        'PostgreSQL list pages read (query="own": queries sent; query="shared": further pages that went in a query with others)',
         'query',
         () => {
           const coalescing = readStats().coalescing;

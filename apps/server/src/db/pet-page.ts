@@ -17,7 +17,7 @@ export interface PetPage {
 
 /**
  * A frozen page whose JSON answer is exactly `json` (its length and ETag are then worked out once per page, see
- * shared-page.ts).
+ * serialized.ts).
  */
 export function petPage(json: string, lastId: number | undefined, more: boolean): PetPage {
   return serializedAs({ json, lastId, more }, json);

@@ -31,7 +31,7 @@ export function petsRouter(pets: PetStore, limits: RateLimitStore, options: { va
           nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(page.lastId) }),
         );
       }
-      // The page itself is the body: its JSON answer is page.json (see shared-page.ts).
+      // The page itself is the body: its JSON answer is page.json (see serialized.ts).
       return { status: 200, body: options.validateResponses ? petsOf(page) : (page as unknown as Pet[]) };
     },
     createPet: async ({ body, req, res }) => {
