@@ -5,6 +5,7 @@ import { memoOf } from '../serialized.js';
 import { petsOf, type PetPage } from './pet-page.js';
 import { openDatabase } from './database.js';
 import { SQLITE_LIST_SQL } from './pet-sql.js';
+import { PetJsonCache } from './sqlite-reads.js';
 import type { Database } from './types.js';
 
 describe('SQLite list page cache', () => {
@@ -195,5 +196,25 @@ describe('SQLite list page cache', () => {
     const pending = await kept.pets.list({ limit: 100, status: 'pending' });
     expect(pending.json).toBe((await rows.pets.list({ limit: 100, status: 'pending' })).json);
     expect(petsOf(pending).at(-1)).toEqual(created);
+  });
+});
+
+describe('PetJsonCache', () => {
+  it('keeps pets that keep being used while many new ones pass through, and holds at most its size', () => {
+    const cache = new PetJsonCache(10);
+    for (let id = 1; id <= 3; id++) cache.set(id, `pet ${id}`);
+    for (let id = 100; id < 200; id++) {
+      cache.set(id, `new ${id}`); // pets created in bulk, never shown
+      for (let shown = 1; shown <= 3; shown++) expect(cache.get(shown)).toBe(`pet ${shown}`);
+    }
+    const held = Array.from({ length: 300 }, (_, id) => cache.get(id)).filter((json) => json !== undefined);
+    expect(held.length).toBeLessThanOrEqual(10);
+    expect(cache.get(100)).toBeUndefined(); // aged out
+    expect(cache.get(199)).toBe('new 199');
+    cache.clear();
+    expect(cache.get(1)).toBeUndefined();
+    const none = new PetJsonCache(0);
+    none.set(1, 'x');
+    expect(none.get(1)).toBeUndefined();
   });
 });
