@@ -101,6 +101,35 @@ describe('redis store, real time', () => {
       client.disconnect();
     }
   });
+
+  it('sends the decisions of one turn of the event loop in one socket write, each with its own answer', async () => {
+    for (const coalesceWrites of [true, false]) {
+      const client = await connect();
+      try {
+        const at = await redisTimeMs(client);
+        const store = createRedisStore({ client, prefix, now: () => at, coalesceWrites });
+        const limiter = createLimiter({ store });
+        await limiter.consume(`turn-${coalesceWrites}-warm`, limitsForPlan('free')); // script loaded
+        // Count the system calls the socket makes: one per write, or one writev for everything corked.
+        type Sink = (...args: unknown[]) => void;
+        const stream = client.stream as unknown as { _write: Sink; _writev: Sink };
+        const counted = { write: 0, writev: 0 };
+        const write = stream._write.bind(stream);
+        const writev = stream._writev.bind(stream);
+        stream._write = (...args: unknown[]) => (counted.write++, write(...args));
+        stream._writev = (...args: unknown[]) => (counted.writev++, writev(...args));
+        const identities = Array.from({ length: 20 }, (_, i) => `turn-${coalesceWrites}-${i % 4}`);
+        const decisions = await Promise.all(identities.map((id) => limiter.consume(id, limitsForPlan('free'))));
+        // Five decisions per identity, counted one after the other: each command kept its own reply.
+        for (let i = 0; i < 4; i++)
+          expect(decisions.filter((_, j) => j % 4 === i).map((d) => d.windows[0]!.used)).toEqual([1, 2, 3, 4, 5]);
+        if (coalesceWrites) expect(counted).toEqual({ write: 0, writev: 1 });
+        else expect(counted.write).toBeGreaterThan(1); // a write each (those that find one in progress share a writev)
+      } finally {
+        client.disconnect();
+      }
+    }
+  });
 });
 
 describe('redis store, concurrency', () => {

@@ -25,6 +25,11 @@ export interface RedisStoreOptions {
    * argument instead of using Redis `TIME`. Leave unset in production.
    */
   readonly now?: () => number;
+  /**
+   * Decisions of one turn of the event loop go to Redis in one socket write (default true; single-node clients only):
+   * see {@link createRedisStore}.
+   */
+  readonly coalesceWrites?: boolean;
 }
 
 /** The Redis store; see {@link createRedisStore}. */
@@ -43,9 +48,32 @@ export interface RedisStore extends RateLimitStore {
  * Creates the Redis store. Every `consume` is exactly one `EVALSHA` of
  * {@link RATE_LIMIT_LUA} (ioredis `defineCommand` retries with `EVAL` on `NOSCRIPT`),
  * timed by Redis `TIME`, so all app instances agree whatever their clocks.
+ *
+ * With `coalesceWrites` (a single-node client), the decisions asked for in one turn of
+ * the event loop (the requests whose bytes arrived together) leave in ONE write: the
+ * socket is corked at the first and uncorked once that turn's I/O has been handled.
+ * Each command still has its own reply and timeout; only the system calls are shared
+ * (one per request was the largest single cost of a request on PostgreSQL + Redis in
+ * the profile, BENCHMARKS.md, fifth session). ioredis's auto-pipelining does the same
+ * with a Pipeline object per turn, which cost more than it saved.
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const client = options.client as ClientWithScript;
+  const coalesce = options.coalesceWrites !== false && !('nodes' in client && typeof client.nodes === 'function');
+  let corked: { uncork(): void } | undefined;
+  const uncork = () => {
+    corked?.uncork();
+    corked = undefined;
+  };
+  /** Corks the connection's socket until the I/O of this turn has been handled (see above). */
+  const coalesceThisTurn = () => {
+    if (corked !== undefined) return;
+    const stream = (client as Redis).stream as { cork?(): void; uncork(): void; writable?: boolean } | undefined;
+    if (typeof stream?.cork !== 'function' || !stream.writable) return;
+    stream.cork();
+    corked = stream;
+    setImmediate(uncork);
+  };
   const prefix = options.prefix ?? 'rl:';
   const clock = options.now;
   if (typeof client[COMMAND] !== 'function') {
@@ -92,6 +120,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       );
       for (let i = 0; i < n; i++) args.push(windows[i]!.limit, windows[i]!.windowMs);
 
+      if (coalesce) coalesceThisTurn();
       const reply = await client[COMMAND](n + 2, ...args);
       const outcome = reply[0] === 0 ? 'allowed' : reply[0] === 1 ? 'refused' : 'banned';
       const counts = new Array<number>(n);
