@@ -69,7 +69,7 @@ export class Metrics {
       );
       this.#totals(
         'pets_reads_total',
-        'PostgreSQL list pages read (query="own": queries sent; query="shared": further pages that went in a query with others)',
+        'PostgreSQL list pages and gets read (query="own": queries sent; query="shared": further reads that went in a query with others)',
         'query',
         () => {
           const coalescing = readStats().coalescing;

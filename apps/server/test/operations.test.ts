@@ -60,8 +60,8 @@ describe('metrics', () => {
         /http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/,
       );
       expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
-      // The list above was a query of its own.
-      expect(text).toMatch(/pets_reads_total\{query="own"\} 1\n/);
+      // The get and the list above were a query each.
+      expect(text).toMatch(/pets_reads_total\{query="own"\} 2\n/);
       expect(text).toMatch(/pets_reads_total\{query="shared"\} 0\n/);
     });
   });

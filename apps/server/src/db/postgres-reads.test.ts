@@ -44,6 +44,21 @@ describe('PostgreSQL reads of pages asked for together', () => {
     expect(new Set(apart).size).toBe(5);
   });
 
+  it('gets go in the query of the pages asked for with them; identical ones share an answer', async () => {
+    const db = await open(true);
+    const made = await db.pets.create({ name: 'got', categoryId: 2, status: 'pending' });
+    const before = db.readStats?.().coalescing?.queries ?? 0;
+    const [pages, gets, missing] = await Promise.all([
+      Promise.all([db.pets.list({ limit: 2 }), db.pets.list({ limit: 3, status: 'pending' })]),
+      Promise.all(Array.from({ length: 5 }, () => db.pets.get(made.id))),
+      db.pets.get(made.id + 1_000_000),
+    ]);
+    expect(db.readStats?.().coalescing?.queries).toBe(before + 1);
+    for (const got of gets) expect(got).toEqual(made);
+    expect(missing).toBeUndefined();
+    expect(petsOf(pages[1]).at(-1)).toEqual(made);
+  });
+
   it('identical reads of requests handled in the same turn of the event loop share one query, even with connections free', async () => {
     const db = await open(true);
     await Promise.all([db.pets.list({ limit: 5 }), db.pets.list({ limit: 5, status: 'sold' })]); // connections warm and idle

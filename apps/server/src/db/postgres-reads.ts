@@ -1,14 +1,17 @@
-import { MAX_SAFE_ID, PetStatus } from '@animal-store/contract';
+import { MAX_SAFE_ID, PetStatus, type Pet } from '@animal-store/contract';
 import type pg from 'pg';
 import { DatabaseBusyError } from './busy-error.js';
 import { groupCommit, type Settled } from './group-commit.js';
-import { petPage, type PetPage } from './pet-page.js';
+import { pageOfPets, petPage, petsOf, type PetPage } from './pet-page.js';
 import { fromPg, type PgPetTuple } from './pet-rows.js';
-import { GET_SQL, numbered, pageKey, type PetReads } from './pet-sql.js';
+import { GET_SQL, LIST_SQL, listStatement, numbered, pageKey, type PetReads } from './pet-sql.js';
 import type { ListPetsOptions } from './types.js';
 
 export interface PostgresReadOptions {
-  /** List pages asked for together are read by one query (default true). See {@link postgresPetReads}. */
+  /**
+   * List pages (and gets) asked for together are read by one query (default true). See {@link postgresPetReads}.
+   * Without it every read is a plain query of its own, straight to the pool.
+   */
   coalesce?: boolean;
   /** With `coalesce`: queries of pages in flight at once (default 4); further pages wait and go in one query. */
   concurrency?: number;
@@ -55,14 +58,18 @@ CROSS JOIN LATERAL (
 type PageRow = { i: number; json: string; last: string | null; more: boolean; refused: 'int64' | 'status' | null };
 type Asked = { options: ListPetsOptions; at: number };
 
+/** A page with a pet that cannot be answered (an int64 beyond 2^53-1, an unknown status). */
+class UnanswerablePage extends Error {}
+
 /** The page of a row of {@link PAGES_SQL}, or why it is refused. */
 function pageOfRow(row: PageRow): Settled<PetPage> {
   if (row.refused === 'int64')
     return {
       ok: false,
-      error: new Error('A pet on this page has an int64 beyond 2^53-1 and cannot be answered exactly'),
+      error: new UnanswerablePage('A pet on this page has an int64 beyond 2^53-1 and cannot be answered exactly'),
     };
-  if (row.refused === 'status') return { ok: false, error: new Error('A pet on this page has an unknown status') };
+  if (row.refused === 'status')
+    return { ok: false, error: new UnanswerablePage('A pet on this page has an unknown status') };
   return { ok: true, value: petPage(row.json, row.last === null ? undefined : Number(row.last), row.more) };
 }
 
@@ -76,10 +83,30 @@ function pageOfRow(row: PageRow): Settled<PetPage> {
  * that wait while `concurrency` queries are in flight (the group commit of writes, for reads: see group-commit.ts).
  * Identical pages in it are read once and share one answer. Each page comes back as its JSON answer, made by
  * PostgreSQL, so no row becomes an object here. Every page in a query was asked for before the query was sent, so each
- * answer is at least as fresh as a query of its own would have been. Under light load a query is one page.
+ * answer is at least as fresh as a query of its own would have been. Under light load a query is one page. A get by
+ * id goes in the same query, as the one-pet page after `id - 1`.
  */
 export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {}): PetReads {
-  const get = numbered(GET_SQL);
+  const plain = {
+    all: numbered(LIST_SQL.all),
+    byStatus: numbered(LIST_SQL.byStatus),
+    after: numbered(LIST_SQL.after),
+    byStatusAfter: numbered(LIST_SQL.byStatusAfter),
+    get: numbered(GET_SQL),
+  };
+  /** A plain query of its rows (without coalescing), int64 refused beyond 2^53-1 as for every read. */
+  const rows = (text: string, values: unknown[]): Promise<Pet[]> =>
+    new Promise((resolve, reject) => {
+      // pg's callback form: with its promise form every read's rows survived minor GCs (BENCHMARKS.md, third session).
+      pool.query<PgPetTuple>({ text, values, rowMode: 'array' }, (err, result) => {
+        if (err) return reject(err);
+        try {
+          resolve(result.rows.map(fromPg));
+        } catch (failed) {
+          reject(failed);
+        }
+      });
+    });
   const slotTimeoutMs = options.slotTimeoutMs ?? 2000;
   const stats = { reads: 0, queries: 0 };
 
@@ -107,7 +134,6 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     ];
     stats.queries++;
     return new Promise((resolve, reject) => {
-      // pg's callback form: with its promise form every read's rows survived minor GCs (BENCHMARKS.md, third session).
       pool.query<PageRow>({ text: PAGES_SQL, values }, (err, result) => {
         if (err) return reject(err);
         const pages = new Array<Settled<PetPage>>(distinct.length);
@@ -134,24 +160,28 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     { maxBatch: MAX_PAGES_PER_QUERY, maxInFlight: options.concurrency ?? 4 },
   );
 
+  const read = (page: ListPetsOptions) => {
+    stats.reads++;
+    return batches.submit({ options: page, at: Date.now() });
+  };
+
   return {
     list(page: ListPetsOptions) {
-      stats.reads++;
-      if (options.coalesce === false)
-        return readPages([page]).then(([settled]) => (settled!.ok ? settled!.value : Promise.reject(settled!.error)));
-      return batches.submit({ options: page, at: Date.now() });
+      if (options.coalesce !== false) return read(page);
+      // int8 parameters as decimal strings: exact for every int64.
+      const [kind, values] = listStatement({ ...page, limit: page.limit + 1 }, String);
+      return rows(plain[kind], values).then((pets) => pageOfPets(pets, page.limit));
     },
-    get(id: number) {
-      return new Promise((resolve, reject) => {
-        pool.query<PgPetTuple>({ text: get, values: [String(id)], rowMode: 'array' }, (err, result) => {
-          if (err) return reject(err);
-          try {
-            resolve(result.rows[0] && fromPg(result.rows[0]));
-          } catch (failed) {
-            reject(failed);
-          }
-        });
-      });
+    async get(id: number) {
+      if (options.coalesce === false) return (await rows(plain.get, [String(id)]))[0];
+      try {
+        const page = await read({ limit: 1, afterId: id - 1 });
+        return page.lastId === id ? petsOf(page)[0] : undefined;
+      } catch (err) {
+        // The pet after a missing id may be the one that cannot be answered: only this id's own row decides.
+        if (err instanceof UnanswerablePage) return (await rows(plain.get, [String(id)]))[0];
+        throw err;
+      }
     },
     stats: () => (options.coalesce === false ? {} : { coalescing: { ...stats } }),
   };
