@@ -45,7 +45,7 @@ export function listStatement(
   return afterId === undefined ? ['byStatus', [status, limit]] : ['byStatusAfter', [status, id(afterId), limit]];
 }
 
-/** One key per distinct page: what the page cache and the read queue tell pages apart by. */
+/** One key per distinct page: what the page cache and a PostgreSQL batch of pages tell pages apart by. */
 export const pageKey = ({ limit, status, afterId }: ListPetsOptions) => `${limit}|${status ?? ''}|${afterId ?? ''}`;
 
 /** `?` placeholders as PostgreSQL's `$1`, `$2`, ... */

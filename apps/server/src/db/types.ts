@@ -103,7 +103,7 @@ export interface ApiKeyStore {
 export interface ReadStats {
   /** SQLite list page cache: pages answered from memory, and pages read. */
   pageCache?: { hits: number; misses: number };
-  /** PostgreSQL read queue: reads answered, and queries sent for them (fewer when identical reads shared one). */
+  /** PostgreSQL batched reads: pages and gets answered, and queries sent for them (one per batch). */
   coalescing?: { reads: number; queries: number };
 }
 

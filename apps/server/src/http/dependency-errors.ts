@@ -165,7 +165,7 @@ function classifyOne(e: Inspectable): DependencyFailure | undefined {
     if (code === 'ENOSPC' || code === 'EDQUOT') return 'disk_full';
     if (code === 'EROFS') return 'database_read_only';
     if (code === 'EIO') return 'database_io_error';
-    if (code === 'DATABASE_BUSY') return 'database_busy'; // our own read queue's wait (db/busy-error.ts)
+    if (code === 'DATABASE_BUSY') return 'database_busy'; // our own wait for a read slot (db/busy-error.ts)
     if (code.startsWith('SQLITE_')) return sqliteCode(code);
     if (code in PRISMA_CODES) return PRISMA_CODES[code];
     if (/^[0-9A-Z]{5}$/.test(code)) {
