@@ -17,6 +17,7 @@
 # Environment: IMAGE (default animal-store-server), TEST_DATABASE_URL (default the machine's PostgreSQL),
 # REDIS_URL (default redis://127.0.0.1:6379). Host ports: 3101, 3111, 3112 (#11's range is 3100-3199).
 set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IMAGE=${IMAGE:-animal-store-server}
 APP_MAX_MB=160
 PG_ADMIN_URL=${TEST_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
@@ -171,14 +172,11 @@ tools=$(pm run --rm "${LIMITS[@]}" --tmpfs /data "$IMAGE" sh -c 'for t in pnpm g
 pass "no pnpm, compiler, make or python in the runtime image"
 
 # better-sqlite3 compiled against headers whose node::ObjectWrap aborts the process when a statement is collected by a
-# GC outside JavaScript (Node 24.19.0 and later: see the Dockerfile's NODE_GYP_HEADERS): statements dropped while the
-# database stays open, a burst of allocation, then idle, as an SQLite server between bursts. It aborts (134) there.
-idle_gc='const Database = require("better-sqlite3"); const db = new Database(":memory:"); db.exec("CREATE TABLE t (a)");
-const churn = () => { for (let i = 0; i < 20000; i++) db.prepare("SELECT " + (i % 50) + " AS v FROM t").all(); };
-churn(); let burst = []; for (let i = 0; i < 200; i++) burst.push(new Array(10000).fill(i)); burst = [];
-setTimeout(() => { churn(); db.close(); console.log("idled"); }, 8000);'
+# GC outside JavaScript (Node 24.19.0 and later: see the Dockerfile's NODE_GYP_HEADERS): apps/server/test/idle-gc.cjs
+# idles as an SQLite server between bursts, and aborts (134) with such a module.
 code=0
-idled=$(pm run --rm "${LIMITS[@]}" --tmpfs /data -w /app "$IMAGE" node -e "$idle_gc" 2>&1) || code=$?
+idled=$(pm run --rm "${LIMITS[@]}" --tmpfs /data -w /app "$IMAGE" node -e "$(cat "$ROOT/apps/server/test/idle-gc.cjs")" 2>&1) ||
+  code=$?
 [ "$code" = 0 ] && [ "$idled" = idled ] || fail "better-sqlite3 in the image does not survive an idle-time GC (exit $code): $(head -n 3 <<<"$idled")"
 pass "better-sqlite3 survives the GC of dropped statements while the process idles"
 

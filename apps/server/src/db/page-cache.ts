@@ -1,7 +1,7 @@
 /**
  * List pages kept in memory while the database is unchanged: at most `maxEntries`, least recently used evicted, all
- * dropped when the version read before each answer moves (see sqlite-reads.ts for what the version is), and those a
- * known change may reach dropped by {@link PageCache.drop}.
+ * dropped by {@link PageCache.clear} when an unknown change was committed (sqlite-reads.ts reads `PRAGMA data_version`
+ * before each answer), and those a known change may reach dropped by {@link PageCache.drop}.
  *
  * A page is kept only when it is asked for a second time while its first asking is still remembered (the "doorkeeper"
  * of TinyLFU): under varied traffic nearly every page is asked for once, and keeping those cost more than the cache
@@ -11,18 +11,13 @@
 export class PageCache<Page> {
   readonly #pages = new Map<string, Page>();
   readonly #asked = new Set<string>();
-  #version: number | undefined;
   hits = 0;
   misses = 0;
 
   constructor(private readonly maxEntries: number) {}
 
-  /** The page under `key` at database `version`, from memory when it was read at that version, else from `read`. */
-  get(key: string, version: number, read: () => Page): Page {
-    if (version !== this.#version) {
-      this.#pages.clear();
-      this.#version = version;
-    }
+  /** The page under `key`, from memory when it is kept, else from `read`. */
+  get(key: string, read: () => Page): Page {
     let page = this.#pages.get(key);
     if (page !== undefined) {
       this.hits++;
@@ -42,7 +37,12 @@ export class PageCache<Page> {
     return page;
   }
 
-  /** Drops the pages `reached` says a change reaches; the others stay valid at the current version. */
+  /** Drops every page (what changed is unknown); the keys asked for once stay remembered. */
+  clear(): void {
+    this.#pages.clear();
+  }
+
+  /** Drops the pages `reached` says a change reaches; the others stay valid. */
   drop(reached: (page: Page) => boolean): void {
     for (const [key, page] of this.#pages) if (reached(page)) this.#pages.delete(key);
   }

@@ -3,7 +3,15 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { PageCache } from './page-cache.js';
 import { petPage, type PetPage } from './pet-page.js';
 import { fromSqlite, type SqlitePetTuple } from './pet-rows.js';
-import { GET_SQL, listStatement, pageKey, SQLITE_LIST_IDS_SQL, SQLITE_LIST_SQL, type PetReads } from './pet-sql.js';
+import {
+  GET_SQL,
+  listStatement,
+  pageKey,
+  SQLITE_LIST_IDS_SQL,
+  SQLITE_LIST_SQL,
+  type ListKind,
+  type PetReads,
+} from './pet-sql.js';
 import type { ListPetsOptions } from './types.js';
 
 export interface SqliteReadOptions {
@@ -106,11 +114,10 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
   const get = prep(GET_SQL);
   const petJson = new PetJsonCache(options.petCacheEntries ?? 20_000);
 
-  /** The page from its rows (one more than the limit), keeping each pet's JSON. */
-  const readRows = (options: ListPetsOptions): PetPage => {
-    const [kind, params] = listStatement({ ...options, limit: options.limit + 1 }, BigInt);
+  /** The page from its rows (one more than the limit, by the statement `kind` with `params`), keeping each pet's JSON. */
+  const readRows = (kind: ListKind, params: unknown[], limit: number): PetPage => {
     const rows = list[kind].all(...params);
-    const count = Math.min(rows.length, options.limit);
+    const count = Math.min(rows.length, limit);
     const parts = new Array<string>(count);
     let lastId: number | undefined;
     for (let i = 0; i < count; i++) {
@@ -118,7 +125,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
       petJson.set(pet.id, (parts[i] = JSON.stringify(pet)));
       lastId = pet.id;
     }
-    return petPage(`[${parts.join(',')}]`, lastId, rows.length > options.limit);
+    return petPage(`[${parts.join(',')}]`, lastId, rows.length > limit);
   };
   /** The page from its ids and the JSON kept for them; from its rows when a pet's JSON is not kept. */
   const read = (options: ListPetsOptions): PetPage => {
@@ -128,7 +135,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
     const parts = new Array<string>(count);
     for (let i = 0; i < count; i++) {
       const json = petJson.get(found[i]!);
-      if (json === undefined) return readRows(options);
+      if (json === undefined) return readRows(kind, params, options.limit);
       parts[i] = json;
     }
     return petPage(`[${parts.join(',')}]`, found[count - 1], found.length > options.limit);
@@ -145,10 +152,11 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
       if (now !== version) {
         version = now;
         petJson.clear();
+        cache.clear();
       }
       if (maxPages === 0) return read(options);
       // A cached page is shared by every answer of it until a commit may change it.
-      return cache.get(pageKey(options), now, () => ({ options, page: read(options) })).page;
+      return cache.get(pageKey(options), () => ({ options, page: read(options) })).page;
     },
     stats: () => (maxPages > 0 ? { pageCache: { hits: cache.hits, misses: cache.misses } } : {}),
     created(pets) {
