@@ -10,11 +10,11 @@ export type PetReads = Pick<PetStore, 'list' | 'get'> & { stats(): ReadStats };
 
 /** Columns in the order the row tuples of pet-rows.ts expect. */
 const PET_COLUMNS = 'SELECT "id", "name", "categoryId", "status" FROM "Pet"';
-const listSql = (select: string, statusIdIndex = '') => ({
-  all: `${select} ORDER BY "id" ASC LIMIT ?`,
-  byStatus: `${select} WHERE "status" = ? ORDER BY "id" ASC LIMIT ?`,
-  after: `${select} WHERE "id" > ? ORDER BY "id" ASC LIMIT ?`,
-  byStatusAfter: `${select}${statusIdIndex} WHERE "status" = ? AND "id" > ? ORDER BY "id" ASC LIMIT ?`,
+const listSql = (select: string, statusIdIndex = '', p = '?') => ({
+  all: `${select} ORDER BY "id" ASC LIMIT ${p}`,
+  byStatus: `${select} WHERE "status" = ${p} ORDER BY "id" ASC LIMIT ${p}`,
+  after: `${select} WHERE "id" > ${p} ORDER BY "id" ASC LIMIT ${p}`,
+  byStatusAfter: `${select}${statusIdIndex} WHERE "status" = ${p} AND "id" > ${p} ORDER BY "id" ASC LIMIT ${p}`,
 });
 export const LIST_SQL = listSql(PET_COLUMNS);
 export type ListKind = keyof typeof LIST_SQL;
@@ -25,12 +25,25 @@ export type ListKind = keyof typeof LIST_SQL;
  * in BENCHMARKS.md). The `(status, id)` index answers it in O(page) whatever the catalogue, so SQLite is told to use it.
  */
 const SQLITE_STATUS_ID_INDEX = ' INDEXED BY "Pet_status_id_idx"';
-export const SQLITE_LIST_SQL = listSql(PET_COLUMNS, SQLITE_STATUS_ID_INDEX) satisfies Record<ListKind, string>;
-/** The same pages as ids only (answered from the indexes alone): see sqlite-reads.ts. */
-export const SQLITE_LIST_IDS_SQL = listSql('SELECT "id" FROM "Pet"', SQLITE_STATUS_ID_INDEX) satisfies Record<
+/**
+ * A parameter of a statement SQLite runs again and again, written `+?`: the planner then does not read the value bound
+ * to it (the plan is the same, the parameter's meaning too: a bare `?` has no affinity either). A bare `?` in `LIMIT`,
+ * and, once `ANALYZE` (or `PRAGMA optimize`) has stored index samples, in `"status" = ?` or `"id" > ?`, makes SQLite
+ * mark the statement to be compiled again whenever that parameter is bound, which better-sqlite3 does on every run.
+ * So every list page parsed and planned its statement anew: `sqlite3Reprepare` was 6 % of the server's CPU on varied
+ * pages (perf, CPU time; BENCHMARKS.md, sixth session).
+ */
+export const SQLITE_PARAM = '+?';
+export const SQLITE_LIST_SQL = listSql(PET_COLUMNS, SQLITE_STATUS_ID_INDEX, SQLITE_PARAM) satisfies Record<
   ListKind,
   string
 >;
+/** The same pages as ids only (answered from the indexes alone): see sqlite-reads.ts. */
+export const SQLITE_LIST_IDS_SQL = listSql(
+  'SELECT "id" FROM "Pet"',
+  SQLITE_STATUS_ID_INDEX,
+  SQLITE_PARAM,
+) satisfies Record<ListKind, string>;
 export const GET_SQL = `${PET_COLUMNS} WHERE "id" = ?`;
 
 /**
