@@ -88,18 +88,22 @@ RUN pnpm exec turbo run build --filter=@animal-store/server...
 # --no-optional: the optional dependencies of the production closure are @prisma/client's optional peers `prisma` and
 # `typescript` (pnpm links them because the server has them as devDependencies: the Prisma CLI, Studio, PGlite, React,
 # TypeScript, about 220 MB), @ts-rest's optional type peers, and pg's `pg-cloudflare` (Cloudflare Workers only). None
-# is used at run time; `pnpm image:test` checks the image runs without them and that they are absent. No side-effects
-# cache here either (see [2a]): deploy compiles better-sqlite3 again, against /opt/node-headers.
+# is used at run time; `pnpm image:test` checks the image runs without them and that they are absent. No install
+# scripts (better-sqlite3's is the only one the production closure runs): [2d] takes the module [2a] compiled.
 RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
     { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
  && pnpm --filter=@animal-store/server --prod --no-optional --config.inject-workspace-packages=true \
-      --config.side-effects-cache=false deploy --store-dir=/pnpm/store /deploy
-# [2d] native build leftovers out: better-sqlite3 loads build/Release/better_sqlite3.node (lib/database.js, through
-# `bindings`); its objects, static library, test extension, makefiles and the C sources (about 17 MB) are not needed.
-RUN cd /deploy/node_modules/better-sqlite3 \
- && mv build/Release/better_sqlite3.node /tmp/ \
+      --config.side-effects-cache=false --ignore-scripts deploy --store-dir=/pnpm/store /deploy
+# [2d] better-sqlite3's native module: the one [2a] compiled against /opt/node-headers for the server's own
+# better-sqlite3 (the same version deploy copied; checked), so it is compiled once. better-sqlite3 loads
+# build/Release/better_sqlite3.node (lib/database.js, through `bindings`); its C sources, makefiles and the rest of
+# the build (about 17 MB) are not copied.
+RUN built=$(cd /repo/apps/server && node -p "require('path').dirname(require.resolve('better-sqlite3/package.json'))") \
+ && test "$(node -p "require('$built/package.json').version")" = \
+         "$(node -p "require('/deploy/node_modules/better-sqlite3/package.json').version")" \
+ && cd /deploy/node_modules/better-sqlite3 \
  && rm -rf build deps src binding.gyp \
- && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/
+ && mkdir -p build/Release && cp "$built/build/Release/better_sqlite3.node" build/Release/
 # [2e] check the deployed layout: compiled server, migrations beside dist/, built workspace packages, native module.
 RUN test -f /deploy/dist/main.js \
  && test -f /deploy/dist/cli/keys.js \
