@@ -33,7 +33,7 @@ const SQLITE_STATUS_ID_INDEX = ' INDEXED BY "Pet_status_id_idx"';
  * So every list page parsed and planned its statement anew: `sqlite3Reprepare` was 6 % of the server's CPU on varied
  * pages (perf, CPU time; BENCHMARKS.md, sixth session).
  */
-export const SQLITE_PARAM = '+?';
+const SQLITE_PARAM = '+?';
 export const SQLITE_LIST_SQL = listSql(PET_COLUMNS, SQLITE_STATUS_ID_INDEX, SQLITE_PARAM) satisfies Record<
   ListKind,
   string

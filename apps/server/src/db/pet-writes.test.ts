@@ -30,15 +30,37 @@ describe('SQLite pet writes, one batch', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   const scope = (key: string) => ({ apiKeyId: 1, key, fingerprint: 'f', locationPrefix: '/v1/pets/' });
+  /** The real connection, counting the write transactions the writer begins (`BEGIN IMMEDIATE`). */
+  const counting = (real: BetterSqlite3.Database) => {
+    let begun = 0;
+    const proxy = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'transaction')
+          return (fn: (...args: never[]) => unknown) => {
+            const t = target.transaction(fn);
+            return Object.assign((...args: never[]) => t(...args), {
+              immediate: (...args: never[]) => {
+                begun++;
+                return t.immediate(...args);
+              },
+            });
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { db: proxy, begun: () => begun };
+  };
   const names = () => db.prepare('SELECT "name" FROM "Pet" ORDER BY "id"').pluck().all();
   const keys = () => db.prepare('SELECT "key" FROM "IdempotencyRecord" ORDER BY "petId"').pluck().all();
 
   it.each([
-    ['the pet', { name: 'refused', categoryId: 1 }, scope('k-refused-pet')],
-    ['the record (after its pet went in)', { name: 'orphan?', categoryId: 1 }, scope('refused')],
+    ['pet', { name: 'refused', categoryId: 1 }, scope('k-refused-pet')],
+    ['record (after its pet went in)', { name: 'orphan?', categoryId: 1 }, scope('refused')],
   ])('a member whose %s is refused fails alone; the others commit', async (_what, refusedPet, refusedScope) => {
     const commits: number[] = [];
-    const writes = sqlitePetWrites(db, { ttlMs: 60_000, onCommit: (pets) => commits.push(pets.length) });
+    const conn = counting(db);
+    const writes = sqlitePetWrites(conn.db, { ttlMs: 60_000, onCommit: (pets) => commits.push(pets.length) });
     // Submitted in one turn: one batch.
     const settled = await Promise.allSettled([
       writes.createOnce({ name: 'a', categoryId: 1 }, scope('k-a')),
@@ -49,6 +71,7 @@ describe('SQLite pet writes, one batch', () => {
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(String((settled[2] as PromiseRejectedResult).reason)).toMatch(/refused/);
     expect(commits).toEqual([3]); // one commit, told of the three pets it made
+    expect(conn.begun()).toBe(2); // all together, rolled back; then member by member
     expect(names()).toEqual(['a', 'b', 'c']);
     expect(keys()).toEqual(['k-a', 'k-c']);
     const [a, b, , c] = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
@@ -61,8 +84,34 @@ describe('SQLite pet writes, one batch', () => {
     await writes.closed();
   });
 
+  it('a batch that cannot take the write lock fails as a whole, once, with the lock error', async () => {
+    db.pragma('busy_timeout = 200');
+    const other = new BetterSqlite3(join(dir, 'writes.db'));
+    other.exec('BEGIN IMMEDIATE'); // another process holds the write lock
+    try {
+      const conn = counting(db);
+      const writes = sqlitePetWrites(conn.db, { ttlMs: 60_000 });
+      const settled = await Promise.allSettled([
+        writes.createOnce({ name: 'a', categoryId: 1 }, scope('k-a')),
+        writes.create({ name: 'b', categoryId: 1 }),
+      ]);
+      for (const s of settled) {
+        expect(s.status).toBe('rejected');
+        expect((s as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_BUSY' });
+      }
+      // One wait for the lock, not a second one for a member-by-member retry (that is only for a refused member).
+      expect(conn.begun()).toBe(1);
+      await writes.closed();
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(names()).toEqual([]);
+  });
+
   it('a batch where nothing is refused commits every member once', async () => {
-    const writes = sqlitePetWrites(db, { ttlMs: 60_000 });
+    const conn = counting(db);
+    const writes = sqlitePetWrites(conn.db, { ttlMs: 60_000 });
     const outcomes = await Promise.all([
       writes.createOnce({ name: 'x', categoryId: 1 }, scope('same')),
       writes.createOnce({ name: 'x', categoryId: 1 }, scope('same')), // the first's record, in the same transaction
@@ -71,6 +120,7 @@ describe('SQLite pet writes, one batch', () => {
     expect(outcomes[0]).toMatchObject({ kind: 'created' });
     expect(outcomes[1]).toMatchObject({ kind: 'stored', fingerprint: 'f' });
     expect(names()).toEqual(['x', 'y']);
+    expect(conn.begun()).toBe(1); // one transaction, no savepoint form
     await writes.closed();
   });
 });
