@@ -47,15 +47,17 @@ export const SQLITE_LIST_IDS_SQL = listSql(
 export const GET_SQL = `${PET_COLUMNS} WHERE "id" = ?`;
 
 /**
- * Which list statement answers these options, with its parameters in order. `id` converts the cursor id to what the
- * driver binds exactly as int64 (a bigint for better-sqlite3, decimal text for pg).
+ * Which list statement reads the page of these options, with its parameters in order. It reads one pet more than the
+ * page's limit: that row tells whether more follow, without a COUNT (see pet-page.ts). `id` converts the cursor id to
+ * what the driver binds exactly as int64 (a bigint for better-sqlite3, decimal text for pg).
  */
 export function listStatement(
   { limit, status, afterId }: ListPetsOptions,
   id: (value: number) => unknown,
 ): [ListKind, unknown[]] {
-  if (status === undefined) return afterId === undefined ? ['all', [limit]] : ['after', [id(afterId), limit]];
-  return afterId === undefined ? ['byStatus', [status, limit]] : ['byStatusAfter', [status, id(afterId), limit]];
+  const rows = limit + 1;
+  if (status === undefined) return afterId === undefined ? ['all', [rows]] : ['after', [id(afterId), rows]];
+  return afterId === undefined ? ['byStatus', [status, rows]] : ['byStatusAfter', [status, id(afterId), rows]];
 }
 
 /** One key per distinct page: what the page cache and a PostgreSQL batch of pages tell pages apart by. */

@@ -151,26 +151,22 @@ export function sqlitePetWrites(
     if (purgeDue.due() && purge.run(new Date(at).toISOString(), purgeRows).changes >= purgeRows) purgeDue.again();
     return new Date(at + options.ttlMs).toISOString();
   };
-  const together = db.transaction((items: readonly Item[]): Settled<Outcome>[] => {
-    const expiresAt = begin();
-    return items.map((item) => {
-      try {
-        return { ok: true, value: member(item, expiresAt) };
-      } catch {
-        throw refused; // rolls the batch back; see `batch`
-      }
+  /** The batch in one transaction, each member run by `one`; `refusal` says what a member's error comes to. */
+  const batchOf = (one: typeof member, refusal: (error: unknown) => Settled<Outcome>) =>
+    db.transaction((items: readonly Item[]): Settled<Outcome>[] => {
+      const expiresAt = begin();
+      return items.map((item) => {
+        try {
+          return { ok: true, value: one(item, expiresAt) };
+        } catch (error) {
+          return refusal(error);
+        }
+      });
     });
+  const together = batchOf(member, () => {
+    throw refused; // rolls the batch back; see `batch`
   });
-  const eachAlone = db.transaction((items: readonly Item[]): Settled<Outcome>[] => {
-    const expiresAt = begin();
-    return items.map((item) => {
-      try {
-        return { ok: true, value: alone(item, expiresAt) };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    });
-  });
+  const eachAlone = batchOf(alone, (error) => ({ ok: false, error }));
   /**
    * Together; after a refused member (rolled back as a whole: nothing of the batch is left) again, member by member,
    * so only that one fails. Any other error (the lock not taken in time, the commit failing) is the batch's own, as

@@ -169,7 +169,7 @@ export function postgresPetReads(pool: pg.Pool, options: PostgresReadOptions = {
     list(page: ListPetsOptions) {
       if (options.coalesce !== false) return read(page);
       // int8 parameters as decimal strings: exact for every int64.
-      const [kind, values] = listStatement({ ...page, limit: page.limit + 1 }, String);
+      const [kind, values] = listStatement(page, String);
       return rows(plain[kind], values).then((pets) => pageOfPets(pets, page.limit));
     },
     async get(id: number) {

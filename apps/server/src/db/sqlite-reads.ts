@@ -129,7 +129,7 @@ export function sqlitePetReads(db: BetterSqlite3.Database, options: SqliteReadOp
   };
   /** The page from its ids and the JSON kept for them; from its rows when a pet's JSON is not kept. */
   const read = (options: ListPetsOptions): PetPage => {
-    const [kind, params] = listStatement({ ...options, limit: options.limit + 1 }, BigInt);
+    const [kind, params] = listStatement(options, BigInt);
     const found = listIds[kind].all(...params);
     const count = Math.min(found.length, options.limit);
     const parts = new Array<string>(count);
