@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+const { version } = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')) as { version: string };
+/** Build-time constants (src/version.ts); the tests get the same through vitest.config.ts. */
+export const define = { __ANIMAL_STORE_CLIENT_VERSION__: JSON.stringify(version) };
 
 /**
  * ESM (dist/index.js, dist/admin.js) + CJS (dist/index.cjs, dist/admin.cjs) + types for both: the API client and,
- * as its own export (`@animal-store/client/admin`), the admin API's client. The contract is bundled in, types included: it is an
- * ESM-only workspace package, so leaving it external would break `require()` and would make consumers build it.
- * zod and @ts-rest/core stay dependencies (both ship ESM and CJS).
+ * as its own export (`@animal-store/client/admin`), the admin API's client. `@animal-store/contract` (ESM and CJS too),
+ * zod and @ts-rest/core stay dependencies. The version comes from package.json, the one place a release changes it.
  */
 export default defineConfig({
   entry: ['src/index.ts', 'src/admin.ts'],
@@ -12,8 +16,8 @@ export default defineConfig({
   target: 'node20',
   platform: 'node',
   tsconfig: 'tsconfig.build.json',
-  dts: { resolve: true },
-  noExternal: ['@animal-store/contract'],
+  dts: true,
+  define,
   sourcemap: true,
   clean: true,
   treeshake: true,

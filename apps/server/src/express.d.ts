@@ -1,3 +1,4 @@
+import type { RateLimitDecision } from '@animal-store/rate-limit';
 import type { ApiKeyRecord } from './db/types.js';
 
 declare global {
@@ -16,8 +17,13 @@ declare global {
       apiKeyProblem?: 'duplicate_authorization' | { lookupFailed: unknown };
       /** True when the bearer key exists but has expired (its 401 says so). */
       apiKeyExpired?: boolean;
+      /**
+       * What the rate limiter charged this request (an allowed decision), so that a request the service fails to serve
+       * for reasons of its own (a dependency failure) can be refunded: it never counts against the client.
+       */
+      rateLimitCharge?: RateLimitDecision;
       /** The contract route being served (set by ts-rest before the route's handlers). */
-      tsRestRoute?: { metadata?: unknown };
+      tsRestRoute?: { metadata?: unknown; deprecated?: boolean };
     }
   }
 }

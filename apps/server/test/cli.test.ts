@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVER_ROOT } from '../src/config.js';
+import { SERVER_ROOT } from '../src/config/server-root.js';
 
 // The built CLI and server, as `pnpm keys` and `pnpm start` run them (turbo builds before testing).
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
@@ -30,7 +30,11 @@ describe('keys CLI', () => {
     const raw = created.stdout.trimEnd().split('\n').at(-1)!;
     expect(raw).toMatch(/^ask_[0-9A-Za-z]{49}$/);
 
-    const second = run(KEYS, ['create', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '1000000'], env);
+    const second = run(
+      KEYS,
+      ['create', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '1000000', '--concurrent-requests', '80'],
+      env,
+    );
     expect(second.code).toBe(0);
 
     const list = run(KEYS, ['list'], env);
@@ -38,7 +42,7 @@ describe('keys CLI', () => {
     expect(list.stdout).toContain('reporting');
     expect(list.stdout).toContain(raw.slice(0, 12));
     expect(list.stdout).not.toContain(raw.slice(12));
-    expect(list.stdout).toContain('per-minute=5000 per-day=1000000');
+    expect(list.stdout).toContain('per-minute=5000 per-day=1000000 concurrent-requests=80');
 
     expect(run(KEYS, ['revoke', raw], env).stdout).toMatch(/^Revoked key 1 /);
     expect(run(KEYS, ['revoke', '2'], env).stdout).toMatch(/^Revoked key 2 /);
@@ -116,6 +120,11 @@ describe('keys CLI', () => {
     [['create'], '--plan'],
     [['create', '--plan', 'gold'], '--plan'],
     [['create', '--plan', 'free', '--per-minute', '5'], 'enterprise'],
+    [['create', '--plan', 'pro', '--concurrent-requests', '5'], 'enterprise'],
+    [
+      ['create', '--plan', 'enterprise', '--per-minute', '5', '--per-day', '5', '--concurrent-requests', 'x'],
+      '--concurrent-requests',
+    ],
     [['create', '--plan', 'enterprise', '--per-minute', 'x', '--per-day', '5'], '--per-minute'],
     [['fly'], 'unknown command'],
   ])('refuses %j with a usage message', (args, message) => {

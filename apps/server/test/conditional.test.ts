@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { auth, jsonPost, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
 
 // With response validation (as the other tests run) and without it (as production runs: cached pages are then
-// serialized once and their ETag kept, see http/respond.ts).
+// serialized once and their ETag kept, see fast-path/lean-json.ts).
 const SETUPS = PROVIDERS.flatMap((provider) =>
   [true, false].map((validateResponses) => [provider, validateResponses] as const),
 );

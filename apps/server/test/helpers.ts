@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,16 +5,17 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { ErrorBody } from '@animal-store/contract';
+import { ErrorBody, type PlanName } from '@animal-store/contract';
+import { createPostgresDatabase } from '@animal-store/test-services';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { createApp, type AppDeps } from '../src/app.js';
-import { createServer } from '../src/http/server.js';
-import { parseDatabaseUrl, type DatabaseTarget } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
+import { createServer, type ServerOptions } from '../src/http/server.js';
+import { parseDatabaseUrl, type DatabaseTarget } from '../src/config/database-url.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import type { DatabaseLimits } from '../src/config/load.js';
+import { openDatabase, type DatabaseConfig } from '../src/db/database.js';
 import { PrismaClient as PostgresClient } from '../src/generated/postgresql/client.js';
 import { PrismaClient as SqliteClient } from '../src/generated/sqlite/client.js';
-import type { Plan } from '@animal-store/rate-limit';
 import type { Database } from '../src/db/types.js';
 import { createApiKey } from '../src/keys/admin.js';
 import { LastUsedRecorder } from '../src/keys/last-used.js';
@@ -45,42 +45,38 @@ export async function createTestDatabase(provider: Provider): Promise<TestDataba
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
+  const database = await createPostgresDatabase(PG_ADMIN_URL, 'animal_store_test');
+  const url = new URL(database.url);
   if (provider === 'pgbouncer') {
     // The pooler's address, migrations included (no DATABASE_DIRECT_URL): the server must need no session.
     url.host = `127.0.0.1:${inject('pgbouncerPort')}`;
   }
+  return { target: parseDatabaseUrl(url.toString()), drop: () => database.drop() };
+}
+
+/**
+ * The configuration a test opens a database with: every default (config/defaults.ts, the one source of them), this
+ * database, and `changes` (of the limits, only those named).
+ */
+export function databaseConfig(
+  target: DatabaseTarget,
+  changes: Partial<Omit<DatabaseConfig, 'database' | 'databaseLimits'>> & {
+    databaseLimits?: Partial<DatabaseLimits>;
+  } = {},
+): DatabaseConfig {
   return {
-    target: parseDatabaseUrl(url.toString()),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await client.connect();
-      try {
-        // Sockets a test's pools closed a moment ago may still be on their way out: let them go before forcing the
-        // drop, so no client of this process sees its connection terminated.
-        for (let i = 0; i < 50; i++) {
-          const { rows } = await client.query<{ n: string }>(
-            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
-            [name],
-          );
-          if (rows[0]?.n === '0') break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
+    ...DEFAULTS,
+    ...changes,
+    database: target,
+    databaseLimits: { ...DEFAULTS.databaseLimits, ...changes.databaseLimits },
   };
 }
 
-/** A Prisma client of the provider's generated client on the database (the handlers' stores use the same API). */
+/**
+ * A Prisma client of the provider's generated client on the database, for tests that read and write every model
+ * through Prisma's model API (migrations.test.ts). Typed as SQLite's: the two clients have the same model API but
+ * types TypeScript cannot unify; the service itself casts neither (db/prisma/key-store.ts).
+ */
 export function prismaClientFor(target: DatabaseTarget): SqliteClient {
   return target.provider === 'sqlite'
     ? new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: target.file }) })
@@ -91,7 +87,7 @@ export interface TestServer {
   url: string;
   db: Database;
   /** Creates a key of the plan and returns the raw key. */
-  key(plan?: Plan, limits?: { perMinute?: number; perDay?: number }): Promise<string>;
+  key(plan?: PlanName, limits?: { perMinute?: number; perDay?: number; concurrentRequests?: number }): Promise<string>;
   /** Writes the keys' noted last uses now (the app writes them every 15 s otherwise). */
   flushLastUsed(): Promise<void>;
   /** Stops the server and closes its database (the database itself stays). */
@@ -104,14 +100,15 @@ export const silentLogger = createLogger('silent');
 export async function startTestServer(
   target: DatabaseTarget,
   deps: Partial<Omit<AppDeps, 'db'>> = {},
+  serverOptions: ServerOptions = {},
 ): Promise<TestServer> {
-  const db = await openDatabase(target);
+  const db = await openDatabase(databaseConfig(target));
   const lastUsed =
     deps.lastUsed ?? new LastUsedRecorder(db.apiKeys, { intervalMs: 60_000, ...(deps.now ? { now: deps.now } : {}) });
   const app = createApp({ logger: silentLogger, validateResponses: true, ...deps, lastUsed, db });
   const server: Server = await new Promise((resolve) => {
     // The server main.ts runs: requests and responses created with the app's prototypes.
-    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app, serverOptions).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
@@ -149,6 +146,20 @@ export async function withTestServer<T>(
   } finally {
     await database.drop();
   }
+}
+
+/** For a describe block: a fresh database of the provider, opened with every default, closed and dropped after. */
+export function useOpenDatabase(provider: Provider): { db: Database } {
+  const context = {} as { db: Database; database: TestDatabase };
+  beforeAll(async () => {
+    context.database = await createTestDatabase(provider);
+    context.db = await openDatabase(databaseConfig(context.database.target));
+  });
+  afterAll(async () => {
+    await context.db?.close();
+    await context.database?.drop();
+  });
+  return context;
 }
 
 /**

@@ -11,6 +11,7 @@ import { createApiKey } from '../src/keys/admin.js';
 import {
   auth,
   createTestDatabase,
+  databaseConfig,
   jsonPost,
   PROVIDERS,
   silentLogger,
@@ -94,7 +95,7 @@ describe('refusing cheaply', () => {
   let lookups = 0;
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
-    db = await openDatabase(database.target);
+    db = await openDatabase(databaseConfig(database.target));
     // The real store, counting the lookups that reach the database.
     const findByHash = db.apiKeys.findByHash.bind(db.apiKeys);
     db.apiKeys.findByHash = (hash) => {

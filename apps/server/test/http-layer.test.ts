@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMain } from './main-process.js';
 import { useTestServer } from './helpers.js';
+import { refusesConnections } from './listen.js';
 
 /** Sends raw bytes on a new connection; resolves with everything received once the server closes it. */
 async function exchange(port: number, ...chunks: string[]): Promise<string> {
@@ -77,15 +78,7 @@ describe('graceful stop', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     server.child.kill('SIGTERM');
     // Deterministic: the request is sent only once the server refuses new connections, i.e. after it began to stop.
-    let refused = false;
-    for (let i = 0; i < 200 && !refused; i++) {
-      refused = await fetch(`${server.url}/healthz`).then(
-        () => false,
-        () => true,
-      );
-      if (!refused) await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(refused).toBe(true);
+    expect(await refusesConnections(`${server.url}/healthz`)).toBe(true);
     socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     await closed;
     expect(response).toMatch(/^HTTP\/1\.1 200 /);

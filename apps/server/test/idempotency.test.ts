@@ -7,8 +7,16 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
-import { createTestDatabase, eventually, jsonPost, PROVIDERS, startTestServer, useTestServer } from './helpers.js';
-import { petsOf, type PetPage } from '../src/db/pet-page.js';
+import {
+  createTestDatabase,
+  databaseConfig,
+  eventually,
+  jsonPost,
+  PROVIDERS,
+  startTestServer,
+  useTestServer,
+} from './helpers.js';
+import { petsOf, type PetPage } from '../src/db/pets/page.js';
 
 const post = (url: string, key: string, body: unknown, idempotencyKey?: string) => {
   const init = jsonPost(key, body);
@@ -190,9 +198,11 @@ describe.each(PROVIDERS)('idempotency records on %s', (provider) => {
   it('are purged once expired, in bounded steps run by later commits', async () => {
     const database = await createTestDatabase(provider);
     // Records expire at once, and every commit may run a purge step.
-    const db = await openDatabase(database.target, { idempotencyTtlMs: 0, idempotencyPurgeEveryMs: 0 });
+    const db = await openDatabase(databaseConfig(database.target, { idempotencyTtlMs: 0 }), {
+      idempotencyPurgeEveryMs: 0,
+    });
     try {
-      const scope = { apiKeyId: 1, key: 'expired-probe', fingerprint: 'f', locationPrefix: '/v1/pets/' };
+      const scope = { lineageId: 1, key: 'expired-probe', fingerprint: 'f', locationPrefix: '/v1/pets/' };
       expect((await db.pets.createOnce({ name: 'Probe', categoryId: 1 }, scope)).kind).toBe('created');
       // PostgreSQL purges beside the batch (never holding a create): the key is free once a later commit's step ran.
       await eventually(async () => {
@@ -207,9 +217,9 @@ describe.each(PROVIDERS)('idempotency records on %s', (provider) => {
 
   it('keep a record for its time to live: the key replays', async () => {
     const database = await createTestDatabase(provider);
-    const db = await openDatabase(database.target, { idempotencyPurgeEveryMs: 0 });
+    const db = await openDatabase(databaseConfig(database.target), { idempotencyPurgeEveryMs: 0 });
     try {
-      const scope = { apiKeyId: 1, key: 'kept', fingerprint: 'f', locationPrefix: '/v1/pets/' };
+      const scope = { lineageId: 1, key: 'kept', fingerprint: 'f', locationPrefix: '/v1/pets/' };
       const first = await db.pets.createOnce({ name: 'Kept', categoryId: 1 }, scope);
       for (let i = 0; i < 3; i++) await db.pets.create({ name: 'trigger', categoryId: 1 });
       const again = await db.pets.createOnce({ name: 'Kept', categoryId: 1 }, scope);

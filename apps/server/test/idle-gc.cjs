@@ -4,7 +4,6 @@
 // (see the Dockerfile's NODE_GYP_HEADERS). Run by test/native-gc.test.ts and, inside the image, by scripts/image-test.sh
 // (`node -e`, from /app): better-sqlite3 is resolved from where it runs.
 // CommonJS, so that `node -e` runs it as is inside the image.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const Database = require('better-sqlite3');
 const db = new Database(':memory:');
 db.exec('CREATE TABLE t (a)');

@@ -79,6 +79,7 @@ describe.each(PROVIDERS)('API keys as a product on %s', (provider) => {
         plan: 'free',
         perMinute: null,
         perDay: null,
+        concurrentRequests: null,
         scopes: ['pets:read', 'pets:write'],
         expiresAt: null,
         lineageId: null,
@@ -254,6 +255,7 @@ describe.each(PROVIDERS)('API keys as a product on %s', (provider) => {
         name: 'dash',
         perMinute: 1000,
         perDay: 100_000,
+        concurrentRequests: 50,
         expiresAt: '2031-01-01T00:00:00.000Z',
         revokedAt: null,
       });
@@ -293,7 +295,32 @@ describe.each(PROVIDERS)('API keys as a product on %s', (provider) => {
       expect(new Set(all).size).toBe(all.length);
     });
 
+    it('sets, changes and clears an enterprise key’s own concurrent requests; shows the number in force', async () => {
+      const limits = { perMinute: 100, perDay: 1000 };
+      const created = await createKey({ plan: 'enterprise', ...limits, concurrentRequests: 300 });
+      expect(created.key).toMatchObject({ ...limits, concurrentRequests: 300 });
+      const path = `/keys/${created.key.id}`;
+      const changed = ApiKey.parse(await (await adminJson('PATCH', path, { concurrentRequests: 7 })).json());
+      expect(changed.concurrentRequests).toBe(7);
+      const cleared = ApiKey.parse(await (await adminJson('PATCH', path, { concurrentRequests: null })).json());
+      expect(cleared.concurrentRequests).toBe(50); // the business plan's, as for a missing window
+      const rotated = await adminJson('POST', `${path}/rotate`, {});
+      expect(((await rotated.json()) as { key: ApiKey }).key.concurrentRequests).toBe(50);
+      expect((await createKey({ plan: 'enterprise', ...limits })).key.concurrentRequests).toBe(50);
+      const pro = await createKey({ plan: 'pro' });
+      expect(pro.key.concurrentRequests).toBe(20);
+      await expectError(
+        await adminJson('PATCH', `/keys/${pro.key.id}`, { concurrentRequests: 100 }),
+        400,
+        'invalid_request',
+        'set by the plan',
+      );
+    });
+
     it.each([
+      [{ plan: 'free', concurrentRequests: 10 }, 'set by the plan'],
+      [{ plan: 'enterprise', perMinute: 5, perDay: 5, concurrentRequests: 0 }, 'concurrentRequests'],
+      [{ plan: 'enterprise', perMinute: 5, perDay: 5, concurrentRequests: 1.5 }, 'concurrentRequests'],
       [{}, 'plan'],
       [{ plan: 'gold' }, 'plan must be one of'],
       [{ plan: 'pro', scope: ['pets:read'] }, 'scope'],

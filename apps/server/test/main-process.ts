@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
-import { SERVER_ROOT } from '../src/config.js';
+import { SERVER_ROOT } from '../src/config/server-root.js';
 
 const MAIN = join(SERVER_ROOT, 'dist/main.js');
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVER_ROOT } from '../src/config.js';
+import { SERVER_ROOT } from '../src/config/server-root.js';
 import { createLogger } from '../src/logger.js';
 import { auth, eventually, withTestServer } from './helpers.js';
+import { refusesConnections } from './listen.js';
 
 const MAIN = join(SERVER_ROOT, 'dist/main.js');
 const KEYS = join(SERVER_ROOT, 'dist/cli/keys.js');
@@ -55,14 +56,36 @@ describe('metrics', () => {
       const res = await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       const text = await res.text();
-      expect(text).toMatch(/http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/);
+      expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
       expect(text).toMatch(
-        /http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/pets\/:petId",method="GET"\}/,
+        /http_server_request_duration_seconds_count\{http_request_method="GET",http_response_status_code="404",http_route="\/v1\/pets\/:petId"\} 1\n/,
       );
-      expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
+      expect(text).toMatch(
+        /http_server_request_duration_seconds_bucket\{le="0.005",http_request_method="GET",http_response_status_code="200",http_route="\/v1\/pets"\} \d+\n/,
+      );
+      expect(text).toMatch(
+        /animal_store_operation_duration_seconds_count\{operation="getPet",plan="free",outcome="client_error"\} 1\n/,
+      );
+      expect(text).toMatch(
+        /animal_store_operation_duration_seconds_count\{operation="listPets",plan="free",outcome="success"\} 1\n/,
+      );
+      expect(text).toMatch(
+        /db_client_connection_count\{db_client_connection_pool_name="main",db_client_connection_state="idle"\} \d+/,
+      );
+      expect(text).toMatch(/db_client_connection_pending_requests\{db_client_connection_pool_name="main"\} 0\n/);
       // The get and the list above were a query each.
-      expect(text).toMatch(/pets_reads_total\{query="own"\} 2\n/);
-      expect(text).toMatch(/pets_reads_total\{query="shared"\} 0\n/);
+      expect(text).toMatch(/animal_store_pets_reads_total\{query="own"\} 2\n/);
+      expect(text).toMatch(/animal_store_pets_reads_total\{query="shared"\} 0\n/);
+      // Prometheus asks for OpenMetrics: counters are then families without _total, and the text ends with # EOF.
+      const openMetrics = await fetch(`${server.url}/metrics`, {
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/openmetrics-text;version=1.0.0' },
+      });
+      expect(openMetrics.headers.get('content-type')).toBe(
+        'application/openmetrics-text; version=1.0.0; charset=utf-8',
+      );
+      const om = await openMetrics.text();
+      expect(om).toContain('# TYPE animal_store_pets_reads counter\n');
+      expect(om.endsWith('# EOF\n')).toBe(true);
     });
   });
 
@@ -72,9 +95,10 @@ describe('metrics', () => {
       // Read on its first two askings (it is kept from the second on), answered from memory on the next two.
       for (let i = 0; i < 4; i++) await fetch(`${server.url}/v1/pets?limit=7`, { headers: auth(key) });
       const text = await (await fetch(`${server.url}/metrics`)).text();
-      expect(text).toMatch(/pets_page_cache_lookups_total\{result="hit"\} 2\n/);
-      expect(text).toMatch(/pets_page_cache_lookups_total\{result="miss"\} 2\n/);
-      expect(text).not.toMatch(/pets_reads_total\{/);
+      expect(text).toMatch(/animal_store_pets_page_cache_lookups_total\{result="hit"\} 2\n/);
+      expect(text).toMatch(/animal_store_pets_page_cache_lookups_total\{result="miss"\} 2\n/);
+      expect(text).not.toMatch(/animal_store_pets_reads_total\{/);
+      expect(text).not.toMatch(/db_client_connection_count\{/);
     });
   });
 });
@@ -169,15 +193,7 @@ describe('graceful shutdown', () => {
     server.child.kill('SIGTERM');
     // No longer accepting: new connections are refused once the signal is handled (polled, bounded, so a slow machine
     // does not make this flaky), while the requests in flight are still open.
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        () => false,
-        () => true,
-      );
-      if (!refused) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(refused).toBe(true);
+    expect(await refusesConnections(`http://127.0.0.1:${port}/healthz`)).toBe(true);
     keepAlive.write('\r\n');
     await keepAliveClosed;
     expect(keepAliveResponse).toMatch(/^HTTP\/1\.1 200 /);

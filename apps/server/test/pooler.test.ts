@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load.js';
 import { openDatabase } from '../src/db/database.js';
-import { migratePostgres } from '../src/db/migrate.js';
+import { migratePostgres } from '../src/db/postgres/migrate.js';
 import { createTestDatabase, type TestDatabase } from './helpers.js';
 
 const ADVISORY_LOCK_KEY = 72707369;
@@ -35,7 +35,7 @@ describe('PostgreSQL through PgBouncer in transaction mode', () => {
 
   it('answers 600 concurrent reads, one query each, and a write among them, without an error', async () => {
     for (const url of [pooledUrl, `${pooledUrl}?pgbouncer=true`]) {
-      const db = await openDatabase(loadConfig({ DATABASE_URL: url }).database, { coalesceReads: false });
+      const db = await openDatabase({ ...loadConfig({ DATABASE_URL: url }), coalesceReads: false });
       try {
         const pets = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
@@ -132,10 +132,10 @@ describe('PostgreSQL through PgBouncer in transaction mode', () => {
       const unreachable = loadConfig({
         DATABASE_URL: pooled,
         DATABASE_DIRECT_URL: 'postgresql://postgres@127.0.0.1:1/nowhere',
-      }).database;
+      });
       await expect(openDatabase(unreachable)).rejects.toThrow(/ECONNREFUSED|connect/);
       const db = await openDatabase(
-        loadConfig({ DATABASE_URL: `${pooled}?pgbouncer=true`, DATABASE_DIRECT_URL: direct(pooled) }).database,
+        loadConfig({ DATABASE_URL: `${pooled}?pgbouncer=true`, DATABASE_DIRECT_URL: direct(pooled) }),
       );
       try {
         const pet = await db.pets.create({ name: 'Direct', categoryId: 1 });

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { CreatedApiKey } from '@animal-store/contract';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_CHANGES_CHANNEL } from '../src/db/key-changes.js';
+import { KEY_CHANGES_CHANNEL } from '../src/db/postgres/key-changes.js';
 import { auth, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from './helpers.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';

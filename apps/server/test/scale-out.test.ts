@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { createRedisClusterClient, parseClusterNodes } from '@animal-store/rate-limit';
 import { deleteClusterPrefix } from '@animal-store/rate-limit/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig, type DatabaseTarget } from '../src/config.js';
-import { createRateLimitStore } from '../src/rate-limiting.js';
+import type { DatabaseTarget } from '../src/config/database-url.js';
+import { loadConfig } from '../src/config/load.js';
+import { createRateLimitStore } from '../src/rate-limiting/store.js';
 import {
   auth,
   createTestDatabase,
@@ -40,7 +41,10 @@ describe('two replicas behind PgBouncer (transaction mode) sharing a Redis Clust
     const target = pooled(database);
     // Both start at once: their migrations serialise on the advisory lock.
     replicas = await Promise.all(
-      stores.map((store) => startTestServer(target, { rateLimit: { store, banThreshold: 10, banSeconds: 900 } })),
+      // The rate limiter's exactness is the subject: no concurrency limit (its tests are in concurrency.test.ts).
+      stores.map((store) =>
+        startTestServer(target, { rateLimit: { store, banThreshold: 10, banSeconds: 900 }, concurrency: false }),
+      ),
     );
     // Each replica's cluster client is connected once it answers something else than 503.
     const key = await replicas[0]!.key('enterprise', { perMinute: 100_000, perDay: 1_000_000 });

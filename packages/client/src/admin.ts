@@ -2,6 +2,7 @@ import { adminContract, ENVIRONMENTS, type EnvironmentName, serviceOrigin } from
 import { type ApiFetcher, type InitClientReturn, initClient } from '@ts-rest/core';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { createTransport, fetcherOf } from './transport.js';
+import { defaultUserAgent } from './version.js';
 
 export interface AnimalStoreAdminClientOptions {
   /** The service's URL (`http://127.0.0.1:3000`; a trailing `/v1` is ignored). Wins over `environment`. */
@@ -33,6 +34,7 @@ export function createAnimalStoreAdminClient(options: AnimalStoreAdminClientOpti
     throw new TypeError('baseUrl must be an http(s) URL');
   const transport = createTransport({
     apiKey: options.adminToken,
+    userAgent: defaultUserAgent(),
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     retry: retryPolicy(options.retry),
     cache: undefined,

@@ -8,11 +8,12 @@ import {
   serviceOrigin,
 } from '@animal-store/contract';
 import { type ApiFetcher, type AppRoute, type InitClientReturn, getCompleteUrl, initClient } from '@ts-rest/core';
-import { type DeprecationNotice, warnIfDeprecated } from './deprecation.js';
-import { AnimalStoreError, AnimalStoreResponseError } from './errors.js';
+import { type DeprecationNotice, deprecationNotice, warnIfDeprecated } from './deprecation.js';
+import { AnimalStoreError, AnimalStoreGoneError, AnimalStoreResponseError, errorCode } from './errors.js';
 import { findLink } from './link.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type CacheOptions, type RateLimitInfo, type Transport, createTransport, fetcherOf } from './transport.js';
+import { defaultUserAgent } from './version.js';
 
 export interface AnimalStoreClientOptions {
   /** The service's base URL, ending in `/v1` (e.g. `http://127.0.0.1:3000/v1`). Wins over `environment`. */
@@ -93,6 +94,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
   let rateLimit: RateLimitInfo | undefined;
   const transport: Transport = createTransport({
     apiKey: options.apiKey,
+    userAgent: defaultUserAgent(),
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     retry: retryPolicy(options.retry),
     cache: options.cache === true ? {} : options.cache || undefined,
@@ -101,10 +103,20 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     },
   });
 
-  const api = fetcherOf(transport, (route) => {
+  const fetcher = fetcherOf(transport, (route) => {
     const operation = OPERATION_OF.get(route);
     if (operation) warnIfDeprecated(operation, options.onDeprecation);
   });
+  /** A retired operation (410 `gone`) throws, naming its successor, rather than returning a result. */
+  const api: ApiFetcher = async (args) => {
+    const result = await fetcher(args);
+    if (result.status === 410 && errorCode(result.body) === 'gone') {
+      const operation = OPERATION_OF.get(args.route);
+      const successor = (operation && deprecationNotice(operation)?.successor) ?? 'what the API documentation names';
+      throw new AnimalStoreGoneError(args.method, args.path, result.body, operation ?? args.route.path, successor);
+    }
+    return result;
+  };
   const routes = initClient(contract, { baseUrl: origin, api });
 
   async function* paginatePets(paging: PaginateOptions = {}): AsyncIterableIterator<Pet> {
@@ -116,7 +128,12 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     while (url) {
       if (seen.has(url)) throw new AnimalStoreError(`pagination loops: ${url} was already fetched`);
       seen.add(url);
-      const page = await transport({ method: contract.listPets.method, url, signal: paging.signal });
+      const page = await transport({
+        method: contract.listPets.method,
+        url,
+        template: contract.listPets.path,
+        signal: paging.signal,
+      });
       if (page.status !== 200 || !Array.isArray(page.body)) {
         throw new AnimalStoreResponseError(contract.listPets.method, url, page.status, page.body);
       }

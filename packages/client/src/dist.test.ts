@@ -93,11 +93,28 @@ describe.each([
   }, 30_000);
 });
 
-it('ships declarations for both module systems, with the contract types inlined', async () => {
+it('ships declarations for both module systems, taking the contract types from @animal-store/contract', async () => {
   const { readFile } = await import('node:fs/promises');
   for (const file of ['dist/index.d.ts', 'dist/index.d.cts']) {
     const text = await readFile(`${packageDir}${file}`, 'utf8');
     expect(text).toContain('declare function createAnimalStoreClient');
-    expect(text).not.toContain('@animal-store/contract');
+    expect(text).toContain("from '@animal-store/contract'");
   }
+});
+
+it('knows its version without reading package.json at run time', async () => {
+  const { version } = JSON.parse(
+    await (await import('node:fs/promises')).readFile(`${packageDir}package.json`, 'utf8'),
+  ) as {
+    version: string;
+  };
+  for (const args of [
+    ['-e', `console.log(require('@animal-store/client').VERSION)`],
+    ['--input-type=module', '-e', `console.log((await import('@animal-store/client')).VERSION)`],
+  ]) {
+    const { stdout } = await run(process.execPath, args, { cwd: packageDir, timeout: 20_000 });
+    expect(stdout.trim()).toBe(version);
+  }
+  const { readFile } = await import('node:fs/promises');
+  expect(await readFile(`${packageDir}dist/index.cjs`, 'utf8')).not.toContain('package.json');
 });

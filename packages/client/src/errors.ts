@@ -6,17 +6,21 @@ export class AnimalStoreError extends Error {
 /** The request could not be completed (connection refused, reset, DNS failure...), after every allowed retry. */
 export class AnimalStoreNetworkError extends AnimalStoreError {
   override name = 'AnimalStoreNetworkError';
+  /** True when a retry was allowed but the retry budget was spent, so none was sent. */
+  readonly budgetSpent: boolean;
   constructor(
     readonly method: string,
     readonly url: string,
     /** How many times the request was sent (or tried). */
     readonly attempts: number,
-    options: { cause: unknown },
+    options: { cause: unknown; budgetSpent?: boolean },
   ) {
     super(
-      `${method} ${url} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${describeCause(options.cause)}`,
-      options,
+      `${method} ${url} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}` +
+        `${options.budgetSpent ? ' (not retried: the retry budget is spent)' : ''}: ${describeCause(options.cause)}`,
+      { cause: options.cause },
     );
+    this.budgetSpent = options.budgetSpent ?? false;
   }
 }
 
@@ -40,7 +44,28 @@ export class AnimalStoreResponseError extends AnimalStoreError {
   }
 }
 
-function errorCode(body: unknown): string | undefined {
+/**
+ * The service retired the operation (410 `gone`: its announced Sunset has passed). Thrown by the call instead of a
+ * result: the operation will not come back; `successor` says what to use.
+ */
+export class AnimalStoreGoneError extends AnimalStoreResponseError {
+  override name = 'AnimalStoreGoneError';
+  constructor(
+    method: string,
+    url: string,
+    body: unknown,
+    /** The contract's operation name, e.g. `getPet`. */
+    readonly operation: string,
+    /** What to use instead. */
+    readonly successor: string,
+  ) {
+    super(method, url, 410, body);
+    this.message = `@animal-store/client: ${operation} (${method} ${url}) was retired by the service (410 gone); use ${successor} instead.`;
+  }
+}
+
+/** The Error body's `code`, when there is one. */
+export function errorCode(body: unknown): string | undefined {
   if (body && typeof body === 'object' && 'code' in body && typeof body.code === 'string') return body.code;
   return undefined;
 }

@@ -11,6 +11,16 @@ export interface RetryOptions {
   random?: () => number;
   /** Told before each wait: for logging or metrics. Never carries the API key. */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * The retry budget: retries at most `ratio` of the calls made over a sliding window, plus `minPerSecond`, so that
+   * clients cannot multiply an overload. Default `{ ratio: 0.1, minPerSecond: 1, windowMs: 10000 }`; pass a budget from
+   * {@link createRetryBudget} to share one between clients of the same service, or `false` for none.
+   */
+  budget?: RetryBudgetOptions | RetryBudget | false;
+  /** Told when a retry was due but the budget was spent, so the answer or error is returned at once. */
+  onBudgetExhausted?: (event: Omit<RetryEvent, 'delayMs'>) => void;
+  /** Clock in ms for the budget's window and HTTP-date `Retry-After`. Default `Date.now`; inject one in tests. */
+  now?: () => number;
 }
 
 export type RetryReason = 'rate-limited' | 'unavailable' | 'network-error' | 'key-in-use';
@@ -35,6 +45,9 @@ export interface RetryPolicy {
   maxDelayMs: number;
   random: () => number;
   onRetry: ((event: RetryEvent) => void) | undefined;
+  budget: RetryBudget | undefined;
+  onBudgetExhausted: ((event: Omit<RetryEvent, 'delayMs'>) => void) | undefined;
+  now: () => number;
 }
 
 export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
@@ -44,7 +57,97 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
   for (const [name, value] of Object.entries({ maxRetries, baseDelayMs, maxDelayMs })) {
     if (!Number.isFinite(value) || value < 0) throw new RangeError(`retry.${name} must be a finite number >= 0`);
   }
-  return { maxRetries, baseDelayMs, maxDelayMs, random: options.random ?? Math.random, onRetry: options.onRetry };
+  const now = options.now ?? Date.now;
+  const { budget } = options;
+  return {
+    maxRetries,
+    baseDelayMs,
+    maxDelayMs,
+    random: options.random ?? Math.random,
+    onRetry: options.onRetry,
+    budget: budget === false ? undefined : isRetryBudget(budget) ? budget : createRetryBudget(budget, now),
+    onBudgetExhausted: options.onBudgetExhausted,
+    now,
+  };
+}
+
+export interface RetryBudgetOptions {
+  /** Retries allowed per call made in the window (0.1: at most 10 % extra requests). Default 0.1. */
+  ratio?: number;
+  /** Retries allowed per second of the window whatever the traffic, so a quiet client can still retry. Default 1. */
+  minPerSecond?: number;
+  /** Length of the sliding window in ms, 1000 to 60000. Default 10000. */
+  windowMs?: number;
+}
+
+/** How many retries a client may still send: calls deposit, retries withdraw; both count for one window. */
+export interface RetryBudget {
+  /** Records a call (its first attempt, which the budget never refuses). */
+  deposit(): void;
+  /** Takes one retry from the budget; false, taking nothing, when it is spent. */
+  tryWithdraw(): boolean;
+  /** Whole retries available now. */
+  available(): number;
+}
+
+const BUDGET_SLICES = 10;
+
+/**
+ * A retry budget over a sliding window of ten slices (Finagle's RetryBudget, tower's TpsBudget): retries in the window
+ * may reach `ratio` times the calls in the window plus `minPerSecond` times its length in seconds.
+ */
+export function createRetryBudget(options: RetryBudgetOptions = {}, now: () => number = Date.now): RetryBudget {
+  const ratio = options.ratio ?? 0.1;
+  const minPerSecond = options.minPerSecond ?? 1;
+  const windowMs = options.windowMs ?? 10_000;
+  for (const [name, value] of Object.entries({ ratio, minPerSecond })) {
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`retry.budget.${name} must be a finite number >= 0`);
+  }
+  if (!Number.isInteger(windowMs) || windowMs < 1000 || windowMs > 60_000)
+    throw new RangeError('retry.budget.windowMs must be a whole number from 1000 to 60000');
+  const sliceMs = windowMs / BUDGET_SLICES;
+  const reserve = (minPerSecond * windowMs) / 1000;
+  const slices = Array.from({ length: BUDGET_SLICES }, () => ({ index: -1, deposits: 0, withdrawals: 0 }));
+
+  /** The slice of this instant, emptied first when it last held an older instant's counts. */
+  const current = () => {
+    const index = Math.floor(now() / sliceMs);
+    const slice = slices[index % BUDGET_SLICES]!;
+    if (slice.index !== index) Object.assign(slice, { index, deposits: 0, withdrawals: 0 });
+    return slice;
+  };
+  const balance = () => {
+    const oldest = current().index - BUDGET_SLICES + 1;
+    let deposits = 0;
+    let withdrawals = 0;
+    for (const slice of slices) {
+      if (slice.index < oldest) continue;
+      deposits += slice.deposits;
+      withdrawals += slice.withdrawals;
+    }
+    // The epsilon keeps 0.1 * 10 deposits worth one whole retry despite binary fractions.
+    return ratio * deposits + reserve - withdrawals + 1e-9;
+  };
+  return {
+    deposit: () => void current().deposits++,
+    tryWithdraw() {
+      if (balance() < 1) return false;
+      current().withdrawals++;
+      return true;
+    },
+    available: () => Math.max(0, Math.floor(balance())),
+  };
+}
+
+/** Takes a due retry from the policy's budget, or tells `onBudgetExhausted` that the answer goes back at once. */
+export function spendRetry(policy: RetryPolicy, event: Omit<RetryEvent, 'delayMs'>): boolean {
+  if (policy.budget?.tryWithdraw() ?? true) return true;
+  policy.onBudgetExhausted?.(event);
+  return false;
+}
+
+function isRetryBudget(value: RetryBudgetOptions | RetryBudget | undefined): value is RetryBudget {
+  return typeof (value as RetryBudget | undefined)?.tryWithdraw === 'function';
 }
 
 /** Methods whose repetition has the same effect as one request (RFC 9110 §9.2.2). */
@@ -98,15 +201,22 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /**
- * The wait before retry number `retry` (1-based): the server's `Retry-After` when it gave one, else full jitter
- * (a uniform random wait between 0 and baseDelayMs * 2^(retry-1)); never more than maxDelayMs. Undefined when the
- * server asks for a longer wait than maxDelayMs: retrying earlier than it said would only be refused again (and repeated
- * requests after a 429 can get the key banned), so the answer goes back to the caller instead.
+ * The wait before retry number `retry` (1-based): full jitter, a uniform random wait between 0 and
+ * baseDelayMs * 2^(retry-1), after the server's `Retry-After` when it gave one (so clients told the same instant do not
+ * all come back at it); never more than maxDelayMs. Undefined when the server asks for a longer wait than maxDelayMs:
+ * retrying earlier than it said would only be refused again (and repeated requests after a 429 can get the key
+ * banned), so the answer goes back to the caller instead.
  */
 export function retryDelay(policy: RetryPolicy, retry: number, retryAfterMs: number | undefined): number | undefined {
-  if (retryAfterMs !== undefined) return retryAfterMs <= policy.maxDelayMs ? retryAfterMs : undefined;
+  if (retryAfterMs !== undefined && retryAfterMs > policy.maxDelayMs) return undefined;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
-  return Math.floor(policy.random() * ceiling);
+  return Math.min(policy.maxDelayMs, (retryAfterMs ?? 0) + Math.floor(policy.random() * ceiling));
+}
+
+/** The wait before retrying an answer that may be retried (its `Retry-After` header given), or undefined for none. */
+export function delayAfterAnswer(policy: RetryPolicy, attempt: number, retryAfter: string | null): number | undefined {
+  if (attempt > policy.maxRetries) return undefined;
+  return retryDelay(policy, attempt, parseRetryAfter(retryAfter, policy.now()));
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */

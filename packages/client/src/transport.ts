@@ -4,17 +4,21 @@ import { AnimalStoreError, AnimalStoreNetworkError, networkErrorCode } from './e
 import {
   type RetryEvent,
   type RetryPolicy,
-  parseRetryAfter,
+  delayAfterAnswer,
   retryableNetworkError,
   retryableStatus,
   retryDelay,
   sleep,
+  spendRetry,
 } from './retry.js';
+import { attemptTracer } from './tracing.js';
 
 export interface TransportRequest {
   method: string;
   /** Absolute URL. */
   url: string;
+  /** The contract's path pattern (`/v1/pets/:petId`): names the request's trace spans. */
+  template?: string | undefined;
   headers?: Record<string, string | undefined>;
   body?: string | null | undefined;
   signal?: AbortSignal | null | undefined;
@@ -44,6 +48,8 @@ export interface CacheOptions {
 
 export interface TransportConfig {
   apiKey: string;
+  /** Sent as `User-Agent` unless the request carries its own. */
+  userAgent: string;
   fetch: typeof globalThis.fetch;
   retry: RetryPolicy;
   cache: CacheOptions | undefined;
@@ -68,6 +74,7 @@ export function fetcherOf(transport: Transport, before?: (route: AppRoute) => vo
     return transport({
       method: args.method,
       url: args.path,
+      template: args.route.path,
       headers: args.headers,
       body: args.body,
       signal: args.fetchOptions?.signal,
@@ -82,6 +89,7 @@ export function fetcherOf(transport: Transport, before?: (route: AppRoute) => vo
 export function createTransport(config: TransportConfig): Transport {
   const cache = config.cache ? new Map<string, CacheEntry>() : undefined;
   const maxEntries = config.cache?.maxEntries ?? 500;
+  const tracing = attemptTracer();
 
   return async function send(request) {
     const method = request.method.toUpperCase();
@@ -91,6 +99,7 @@ export function createTransport(config: TransportConfig): Transport {
       if (value !== undefined) headers.set(name, value);
     headers.set('authorization', `Bearer ${config.apiKey}`);
     if (!headers.has('accept')) headers.set('accept', 'application/json');
+    if (!headers.has('user-agent')) headers.set('user-agent', config.userAgent);
     // Every POST (createPet) carries an Idempotency-Key, the same on each retry of this call: the service answers a
     // repeat with the first answer and never creates twice, so a POST whose answer was lost can be sent again.
     if (method === 'POST' && !headers.has(IDEMPOTENCY_HEADERS.key))
@@ -98,9 +107,13 @@ export function createTransport(config: TransportConfig): Transport {
     const idempotencyKey = headers.has(IDEMPOTENCY_HEADERS.key);
     const cached = method === 'GET' ? cache?.get(request.url) : undefined;
     if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
+    const tracer = await tracing;
 
+    // A call deposits into the retry budget once; each retry withdraws (retry.ts).
+    config.retry.budget?.deposit();
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
+      const span = tracer?.start(method, request.url, request.template, attempt - 1, headers);
       let response: Response;
       try {
         response = await config.fetch(request.url, {
@@ -110,25 +123,25 @@ export function createTransport(config: TransportConfig): Transport {
           signal: signal ?? null,
         });
       } catch (error) {
+        span?.fail(error);
         if (signal?.aborted) throw signal.reason;
         const errorCode = networkErrorCode(error);
-        if (attempt > config.retry.maxRetries || !retryableNetworkError(method, errorCode, idempotencyKey)) {
-          throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error });
+        const event = { reason: 'network-error', ...(errorCode ? { errorCode } : {}) } as const;
+        const retryable =
+          attempt <= config.retry.maxRetries && retryableNetworkError(method, errorCode, idempotencyKey);
+        if (!retryable || !budgetAllows(attempt, event)) {
+          throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error, budgetSpent: retryable });
         }
-        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, {
-          reason: 'network-error',
-          ...(errorCode ? { errorCode } : {}),
-        });
+        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, event);
         continue;
       }
 
+      span?.end(response.status);
       recordRateLimit(response.headers);
       const reason = retryableStatus(method, response.status, idempotencyKey);
       const delayMs =
-        reason && attempt <= config.retry.maxRetries
-          ? retryDelay(config.retry, attempt, parseRetryAfter(response.headers.get(RATE_LIMIT_HEADERS.retryAfter)))
-          : undefined;
-      if (reason && delayMs !== undefined) {
+        reason && delayAfterAnswer(config.retry, attempt, response.headers.get(RATE_LIMIT_HEADERS.retryAfter));
+      if (reason && delayMs !== undefined && budgetAllows(attempt, { reason, status: response.status })) {
         await response.body?.cancel();
         await wait(delayMs, attempt, { reason, status: response.status });
         continue;
@@ -139,6 +152,10 @@ export function createTransport(config: TransportConfig): Transport {
         headers: response.headers,
       };
       return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
+    }
+
+    function budgetAllows(attempt: number, event: Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>): boolean {
+      return spendRetry(config.retry, { method, url: request.url, retry: attempt, ...event });
     }
 
     async function wait(delayMs: number, attempt: number, event: Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>) {

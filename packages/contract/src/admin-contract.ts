@@ -53,7 +53,8 @@ export const adminContract = c.router(
       summary: 'Create a key',
       description:
         'Creates a key. `scopes` default to both; `perMinute` and `perDay` are required for enterprise keys and refused ' +
-        'for the other plans; `expiresAt` must be in the future. The raw key is in `secret`, shown this once.',
+        'for the other plans, as is `concurrentRequests` (optional for enterprise keys: the business plan’s when ' +
+        'absent); `expiresAt` must be in the future. The raw key is in `secret`, shown this once.',
       responses: { 201: CreatedApiKey, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody },
       metadata: {
         requestBody: 'The key to create.',

@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import { PlanName, Scope } from './keys.js';
+import { Scope } from './keys.js';
+import { PlanName } from './plans.js';
+import { cursorParam } from './cursor.js';
+import { dateTime } from './date-time.js';
 import { decimalParam, openApi, PAGE_LIMIT } from './schemas.js';
+import { nameRuleDescription, nameText } from './text.js';
 
 /** Largest per-minute or per-day limit a key can carry (a 32-bit database integer). */
 export const MAX_KEY_LIMIT = 2_147_483_647;
-/** Key names are at most this many characters. */
+/** Largest API key id (a 32-bit database integer): larger ids in paths and cursors are refused before any query. */
+export const MAX_KEY_ID = 2_147_483_647;
+/** Key names are at most this many characters (code points), under the same rule as pet names. */
 export const KEY_NAME_MAX_LENGTH = 200;
 /** Default and largest overlap of a rotation: the old key keeps working this long after it. */
 export const ROTATION_OVERLAP_SECONDS = { default: 86_400, max: 30 * 86_400 } as const;
@@ -19,13 +25,11 @@ const limit = (name: string) =>
     { format: 'int32' },
   );
 
-const name = openApi(
-  z
-    .string({ invalid_type_error: 'name must be a string' })
-    .min(1, 'name must not be empty')
-    .max(KEY_NAME_MAX_LENGTH, `name must be at most ${KEY_NAME_MAX_LENGTH} characters`),
-  {},
-);
+const name = openApi(nameText('name', KEY_NAME_MAX_LENGTH), {
+  minLength: 1,
+  maxLength: KEY_NAME_MAX_LENGTH,
+  description: nameRuleDescription(KEY_NAME_MAX_LENGTH),
+});
 
 const scopes = openApi(
   z
@@ -34,16 +38,6 @@ const scopes = openApi(
     .refine((list) => new Set(list).size === list.length, 'scopes must not repeat a scope'),
   { uniqueItems: true },
 );
-
-const dateTime = (field: string) =>
-  openApi(
-    z
-      .string({ invalid_type_error: `${field} must be a date-time string` })
-      .datetime({ offset: true, message: `${field} must be an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z` }),
-    {
-      format: 'date-time',
-    },
-  );
 
 /** Body of `POST /admin/v1/keys`. Unknown fields are refused: a misspelt `scope` must not yield a key with every scope. */
 export const NewApiKey = openApi(
@@ -54,6 +48,7 @@ export const NewApiKey = openApi(
       scopes: scopes.optional(),
       perMinute: limit('perMinute').optional(),
       perDay: limit('perDay').optional(),
+      concurrentRequests: limit('concurrentRequests').optional(),
       expiresAt: dateTime('expiresAt').optional(),
     })
     .strict(),
@@ -61,7 +56,7 @@ export const NewApiKey = openApi(
 );
 export type NewApiKey = z.infer<typeof NewApiKey>;
 
-/** Body of `PATCH /admin/v1/keys/{id}`: the fields to change (`null` clears a name or an expiry). */
+/** Body of `PATCH /admin/v1/keys/{id}`: the fields to change (`null` clears a name, an expiry or own concurrent requests). */
 export const ApiKeyChanges = openApi(
   z
     .object({
@@ -69,6 +64,7 @@ export const ApiKeyChanges = openApi(
       scopes: scopes.optional(),
       perMinute: limit('perMinute').optional(),
       perDay: limit('perDay').optional(),
+      concurrentRequests: limit('concurrentRequests').nullable().optional(),
       expiresAt: dateTime('expiresAt').nullable().optional(),
     })
     .strict()
@@ -105,10 +101,16 @@ export const ApiKey = openApi(
     scopes: z.array(Scope),
     perMinute: z.number().int(),
     perDay: z.number().int(),
+    concurrentRequests: openApi(z.number().int(), {
+      description: 'Requests of this key (with its rotation lineage) allowed in flight at once; more get 429.',
+    }),
     createdAt: dateTime('createdAt'),
     expiresAt: dateTime('expiresAt').nullable(),
     revokedAt: dateTime('revokedAt').nullable(),
     lastUsedAt: openApi(dateTime('lastUsedAt').nullable(), { description: 'Last accepted request, to the minute.' }),
+    lastDeprecatedCallAt: openApi(dateTime('lastDeprecatedCallAt').nullable(), {
+      description: 'Last accepted call of a deprecated operation (e.g. getPet), to the minute: who still has to move.',
+    }),
   }),
   { title: 'ApiKey' },
 );
@@ -151,14 +153,10 @@ export type ApiKeyUsage = z.infer<typeof ApiKeyUsage>;
 
 export const ListApiKeysQuery = z.object({
   limit: decimalParam('limit', PAGE_LIMIT.min, PAGE_LIMIT.max, { default: PAGE_LIMIT.default }).optional(),
-  cursor: z
-    .string({ invalid_type_error: 'cursor must be a single string' })
-    .min(1, 'cursor must not be empty')
-    .max(200, 'cursor is not valid')
-    .optional(),
+  cursor: cursorParam(MAX_KEY_ID).optional(),
 });
 export type ListApiKeysQuery = z.infer<typeof ListApiKeysQuery>;
 
 export const ApiKeyIdParams = z.object({
-  id: decimalParam('id', 1, MAX_KEY_LIMIT, { format: 'int32' }),
+  id: decimalParam('id', 1, MAX_KEY_ID, { format: 'int32' }),
 });

@@ -29,9 +29,13 @@ const commonResponses = {
 
 const common = {
   401: 'Missing, unknown, revoked or expired API key (an expired one is told so).',
-  429: 'Rate limit exceeded (`rate_limit_exceeded`) or API key temporarily banned (`api_key_banned`). See Retry-After.',
+  429:
+    'Rate limit exceeded (`rate_limit_exceeded`), API key temporarily banned (`api_key_banned`), or too many requests ' +
+    'of this key in flight at once (`concurrency_limit_exceeded`). See Retry-After.',
   500: 'Unexpected failure (`internal_error`).',
-  503: 'The service cannot decide right now (`service_unavailable`), e.g. its rate-limit store is unreachable.',
+  503:
+    'The service cannot answer right now (`service_unavailable`): it is overloaded, or a dependency (database, ' +
+    'rate-limit store) failed. See Retry-After.',
 };
 
 const scopeMissing = (scope: Scope) =>
@@ -109,13 +113,15 @@ export const contract = c.router(
       summary: 'Get an animal (deprecated)',
       description:
         'Deprecated: announced for removal on 5 December 2030. Use `GET /pets` with a `status` filter instead. ' +
-        'Every response carries `Deprecation`, `Sunset` and `Link: rel="successor-version"`.',
+        'Every response carries `Deprecation`, `Sunset` and `Link: rel="successor-version"`. From the Sunset instant ' +
+        'it answers 410 `gone`.',
       responses: {
         200: Pet,
         304: c.noBody(),
         400: ErrorBody,
         403: ErrorBody,
         404: ErrorBody,
+        410: ErrorBody,
       },
       metadata: {
         scope: 'pets:read',
@@ -125,6 +131,7 @@ export const contract = c.router(
           400: 'Malformed `petId` (`invalid_request`).',
           403: scopeMissing('pets:read'),
           404: 'No animal with this id (`not_found`).',
+          410: 'After the Sunset instant (5 December 2030): the operation is retired (`gone`); the successor is in `Link`.',
           ...common,
         },
       } satisfies RouteDocs,

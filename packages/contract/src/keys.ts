@@ -1,17 +1,11 @@
 import { z } from 'zod';
+import { PlanName } from './plans.js';
 import { openApi } from './schemas.js';
 
 /** What a key may do. `pets:read`: list and get; `pets:write`: create. A key has one or both (default both). */
 export const SCOPES = ['pets:read', 'pets:write'] as const;
 export const Scope = z.enum(SCOPES, { errorMap: () => ({ message: `scopes must be among ${SCOPES.join(', ')}` }) });
 export type Scope = z.infer<typeof Scope>;
-
-/** The plans a key can be on. The rate-limit package holds their limits; a server test keeps both lists equal. */
-export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
-export const PlanName = z.enum(PLAN_NAMES, {
-  errorMap: () => ({ message: `plan must be one of ${PLAN_NAMES.join(', ')}` }),
-});
-export type PlanName = z.infer<typeof PlanName>;
 
 /** One rate-limit window as `GET /v1/rate_limit` shows it; `reset` is Unix seconds, as in `X-RateLimit-Reset`. */
 export const RateLimitWindow = openApi(

@@ -1,4 +1,9 @@
 import { z } from 'zod';
+import { cursorParam } from './cursor.js';
+import { openApi, type OpenApiMeta } from './openapi-meta.js';
+import { nameRuleDescription, nameText } from './text.js';
+
+export { openApi, type OpenApiMeta } from './openapi-meta.js';
 
 /** Largest integer JSON numbers carry exactly (2^53 - 1). Larger int64 values are refused, never rounded. */
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
@@ -6,18 +11,6 @@ export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
 export const NAME_MAX_LENGTH = 255;
 /** Page size rules of GET /pets. */
 export const PAGE_LIMIT = { min: 1, max: 100, default: 20 } as const;
-
-export type OpenApiMeta = Record<string, unknown>;
-
-/**
- * Attaches OpenAPI metadata to a schema. `metaOpenApi` is the field @ts-rest/open-api's schema generator
- * (@anatine/zod-openapi) reads; setting it directly keeps that generator out of the runtime of the client.
- */
-export function openApi<T extends z.ZodTypeAny>(schema: T, meta: OpenApiMeta): T {
-  const target = schema as T & { metaOpenApi?: OpenApiMeta };
-  target.metaOpenApi = { ...target.metaOpenApi, ...meta };
-  return schema;
-}
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
@@ -61,31 +54,11 @@ export const PetStatus = z.enum(['available', 'pending', 'sold'], {
 });
 export type PetStatus = z.infer<typeof PetStatus>;
 
-const codePoints = (s: string) => {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-};
-
-/** Control characters (C0, DEL, C1: U+0000-U+001F, U+007F-U+009F): NUL cannot be stored by PostgreSQL, the rest are no part of a name. */
-const CONTROL = /\p{Cc}/u;
-/** A lone UTF-16 surrogate (U+D800-U+DFFF outside a pair) is no Unicode text: stored, it comes back as U+FFFD. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-export const PetName = openApi(
-  z
-    .string({ invalid_type_error: 'name must be a string', required_error: 'name is required' })
-    .refine((s) => s.trim().length > 0, 'name must contain at least one non-whitespace character')
-    .refine((s) => codePoints(s) <= NAME_MAX_LENGTH, `name must be at most ${NAME_MAX_LENGTH} characters`)
-    .refine((s) => !CONTROL.test(s), 'name must not contain control characters (U+0000-U+001F, U+007F-U+009F)')
-    .refine((s) => !LONE_SURROGATE.test(s), 'name must be valid Unicode text (no lone surrogate)'),
-  {
-    minLength: 1,
-    maxLength: NAME_MAX_LENGTH,
-    description:
-      'At most 255 Unicode code points, at least one not whitespace; no control characters (U+0000-U+001F, U+007F-U+009F).',
-  },
-);
+export const PetName = openApi(nameText('name', NAME_MAX_LENGTH), {
+  minLength: 1,
+  maxLength: NAME_MAX_LENGTH,
+  description: nameRuleDescription(NAME_MAX_LENGTH),
+});
 
 /** Request body of createPet. Unknown fields (a client-sent `id` included) are ignored. */
 export const NewPet = openApi(
@@ -108,11 +81,7 @@ export type Pets = z.infer<typeof Pets>;
 export const ListPetsQuery = z.object({
   limit: decimalParam('limit', PAGE_LIMIT.min, PAGE_LIMIT.max, { default: PAGE_LIMIT.default }).optional(),
   status: PetStatus.optional(),
-  cursor: z
-    .string({ invalid_type_error: 'cursor must be a single string' })
-    .min(1, 'cursor must not be empty')
-    .max(200, 'cursor is not valid')
-    .optional(),
+  cursor: cursorParam(MAX_SAFE_ID).optional(),
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 

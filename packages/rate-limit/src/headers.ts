@@ -1,4 +1,5 @@
-import type { RateLimitDecision } from './limiter.js';
+import type { RateLimitDecision, WindowState } from './limiter.js';
+import type { UsageSnapshot } from './usage.js';
 
 /** JSON error body of the limiter's 429 responses. */
 export interface RateLimitErrorBody {
@@ -32,31 +33,48 @@ function sfString(value: string): string {
  * - `Retry-After` (whole seconds, >= 1) when the request is refused or banned.
  */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  const { limiting, now } = decision;
-  const banned = decision.reason === 'banned';
-  const banSeconds =
-    banned && decision.banUntil !== null ? Math.max(0, Math.ceil((decision.banUntil - now) / 1000)) : 0;
+  const banUntil = decision.reason === 'banned' ? decision.banUntil : null;
+  const headers = windowHeaders(decision.windows, decision.limiting, decision.now, banUntil, decision.allowed);
+  if (decision.retryAfterSeconds !== null) headers['Retry-After'] = String(decision.retryAfterSeconds);
+  return headers;
+}
 
+/**
+ * The same headers for an identity's windows as read without charging ({@link readUsage}), for an answer the limiter
+ * let through uncharged: as an allowed request's, or a banned one's while the ban lasts (no `Retry-After`).
+ */
+export function usageHeaders(usage: UsageSnapshot): Record<string, string> {
+  let limiting = usage.windows[0]!;
+  for (const w of usage.windows)
+    if (w.remaining < limiting.remaining || (w.remaining === limiting.remaining && w.windowMs > limiting.windowMs))
+      limiting = w;
+  return windowHeaders(usage.windows, limiting, usage.now, usage.banUntil, usage.banUntil === null);
+}
+
+function windowHeaders(
+  windows: readonly WindowState[],
+  limiting: WindowState,
+  now: number,
+  banUntil: number | null,
+  allowed: boolean,
+): Record<string, string> {
+  const banned = banUntil !== null;
+  const banSeconds = banned ? Math.max(0, Math.ceil((banUntil - now) / 1000)) : 0;
   const policy: string[] = [];
   const state: string[] = [];
-  for (const w of decision.windows) {
+  for (const w of windows) {
     const name = sfString(w.name);
     policy.push(`${name};q=${w.limit};w=${Math.ceil(w.windowMs / 1000)}`);
     const t = Math.max(0, Math.ceil((w.resetAt - now) / 1000));
     state.push(`${name};r=${banned ? 0 : w.remaining};t=${banned ? Math.max(t, banSeconds) : t}`);
   }
-
-  const headers: Record<string, string> = {
+  return {
     'X-RateLimit-Limit': String(limiting.limit),
-    'X-RateLimit-Remaining': String(decision.allowed ? limiting.remaining : 0),
-    'X-RateLimit-Reset': String(
-      banned && decision.banUntil !== null ? Math.ceil(decision.banUntil / 1000) : Math.ceil(limiting.resetAt / 1000),
-    ),
+    'X-RateLimit-Remaining': String(allowed ? limiting.remaining : 0),
+    'X-RateLimit-Reset': String(banned ? Math.ceil(banUntil / 1000) : Math.ceil(limiting.resetAt / 1000)),
     'RateLimit-Policy': policy.join(', '),
     RateLimit: state.join(', '),
   };
-  if (decision.retryAfterSeconds !== null) headers['Retry-After'] = String(decision.retryAfterSeconds);
-  return headers;
 }
 
 /**

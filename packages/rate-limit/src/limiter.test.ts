@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { TEST_BAN } from './test-utils/ban.js';
 import { rateLimitErrorBody, rateLimitHeaders } from './headers.js';
-import { DEFAULT_BAN_POLICY, createLimiter } from './limiter.js';
+import { createLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
-import { MINUTE_MS } from './plans.js';
+import { MINUTE_MS } from './windows.js';
 import { createResilientStore } from './resilient-store.js';
 
 const T = Date.UTC(2024, 4, 15, 12, 0, 0);
 
 describe('limiter', () => {
-  const limiter = createLimiter({ store: createMemoryStore({ now: () => T }) });
+  const limiter = createLimiter({ store: createMemoryStore({ now: () => T }), ban: TEST_BAN });
 
   it('validates keys and windows', async () => {
     await expect(limiter.consume('', [{ name: 'm', limit: 1, windowMs: MINUTE_MS }])).rejects.toThrow(RangeError);
@@ -24,15 +25,14 @@ describe('limiter', () => {
   });
 
   it('resolves the ban policy', () => {
-    expect(limiter.ban).toEqual(DEFAULT_BAN_POLICY);
-    expect(DEFAULT_BAN_POLICY).toEqual({ maxRefusals: 10, windowMs: 60_000, durationMs: 900_000 });
+    expect(limiter.ban).toEqual(TEST_BAN);
     const store = createMemoryStore();
     expect(createLimiter({ store, ban: false }).ban).toBeNull();
-    expect(createLimiter({ store, ban: { durationMs: 1000 } }).ban).toEqual({
-      ...DEFAULT_BAN_POLICY,
+    expect(createLimiter({ store, ban: { ...TEST_BAN, durationMs: 1000 } }).ban).toEqual({
+      ...TEST_BAN,
       durationMs: 1000,
     });
-    expect(() => createLimiter({ store, ban: { maxRefusals: -1 } })).toThrow(RangeError);
+    expect(() => createLimiter({ store, ban: { ...TEST_BAN, maxRefusals: -1 } })).toThrow(RangeError);
   });
 
   it('escapes window names in structured-field headers and has no error body when allowed', async () => {
@@ -45,8 +45,11 @@ describe('limiter', () => {
 
   it('decides synchronously when the store can (memory), with the same decisions as consume', async () => {
     const windows = [{ name: 'minute', limit: 2, windowMs: MINUTE_MS }];
-    const viaPromise = createLimiter({ store: createMemoryStore({ now: () => T }), ban: { maxRefusals: 1 } });
-    const viaSync = createLimiter({ store: createMemoryStore({ now: () => T }), ban: { maxRefusals: 1 } });
+    const viaPromise = createLimiter({
+      store: createMemoryStore({ now: () => T }),
+      ban: { ...TEST_BAN, maxRefusals: 1 },
+    });
+    const viaSync = createLimiter({ store: createMemoryStore({ now: () => T }), ban: { ...TEST_BAN, maxRefusals: 1 } });
     expect(viaSync.consumeSync).toBeTypeOf('function');
     for (let i = 0; i < 5; i++) {
       expect(viaSync.consumeSync!('k', windows)).toEqual(await viaPromise.consume('k', windows));
@@ -55,6 +58,6 @@ describe('limiter', () => {
     expect(() => viaSync.consumeSync!('k', [])).toThrow(RangeError);
     // A store that answers over the network (here the resilient wrapper) has no synchronous path.
     const resilient = createResilientStore({ primary: createMemoryStore(), mode: 'refuse' });
-    expect(createLimiter({ store: resilient }).consumeSync).toBeUndefined();
+    expect(createLimiter({ store: resilient, ban: TEST_BAN }).consumeSync).toBeUndefined();
   });
 });

@@ -1,12 +1,5 @@
 import type { BanPolicy, RateLimitStore, StoreResult, WindowLimit } from './types.js';
 
-/** Default ban policy: the 11th refusal within one clock minute bans for 15 minutes. */
-export const DEFAULT_BAN_POLICY: BanPolicy = Object.freeze({
-  maxRefusals: 10,
-  windowMs: 60_000,
-  durationMs: 900_000,
-});
-
 /** State of one window as seen by one decision. */
 export interface WindowState extends WindowLimit {
   /** Requests counted in the current window, including this one if it was allowed. */
@@ -51,11 +44,8 @@ export interface RateLimitDecision {
 export interface LimiterOptions {
   /** Where counters, refusal counters and bans live. */
   readonly store: RateLimitStore;
-  /**
-   * Temporary-ban policy. Omit (or pass `{}`) for {@link DEFAULT_BAN_POLICY},
-   * override single fields, or pass `false` to disable bans.
-   */
-  readonly ban?: Partial<BanPolicy> | false;
+  /** Temporary-ban policy (numbers, no default: the application decides), or `false` to disable bans. */
+  readonly ban: BanPolicy | false;
 }
 
 /** The framework-agnostic limiter. */
@@ -75,14 +65,19 @@ export interface RateLimiter {
    * memory store does). Throws what `consume` would reject with.
    */
   readonly consumeSync?: (key: string, windows: readonly WindowLimit[]) => RateLimitDecision;
+  /**
+   * Takes back the charge of an allowed decision (nothing for a refusal): for a request the service failed to serve
+   * for reasons of its own, which must not count against the identity. See `RateLimitStore.refund`.
+   */
+  refund(decision: RateLimitDecision): Promise<void>;
 }
 
 /**
  * Creates a limiter on top of a store.
  *
  * @example
- * const limiter = createLimiter({ store: createMemoryStore() });
- * const decision = await limiter.consume('key_123', limitsForPlan('free'));
+ * const limiter = createLimiter({ store: createMemoryStore(), ban: { maxRefusals: 10, windowMs: 60_000, durationMs: 900_000 } });
+ * const decision = await limiter.consume('key_123', minuteAndDay({ perMinute: 60, perDay: 1000 }));
  */
 export function createLimiter(options: LimiterOptions): RateLimiter {
   const ban = resolveBan(options.ban);
@@ -95,6 +90,7 @@ export function createLimiter(options: LimiterOptions): RateLimiter {
       const result = await store.consume({ key, windows, ban });
       return buildDecision(key, windows, result);
     },
+    refund: (decision) => refundDecision(store, decision),
   };
   const consumeSync = store.consumeSync?.bind(store);
   if (consumeSync === undefined) return limiter;
@@ -107,9 +103,20 @@ export function createLimiter(options: LimiterOptions): RateLimiter {
   };
 }
 
-function resolveBan(ban: Partial<BanPolicy> | false | undefined): BanPolicy | null {
+/** Takes back the charge of an allowed decision in `store` (a refusal charged nothing). */
+export async function refundDecision(store: RateLimitStore, decision: RateLimitDecision): Promise<void> {
+  if (!decision.allowed) return;
+  await store.refund({
+    key: decision.key,
+    windows: decision.windows,
+    at: decision.now,
+    fallback: decision.fallbackError !== undefined,
+  });
+}
+
+function resolveBan(ban: BanPolicy | false): BanPolicy | null {
   if (ban === false) return null;
-  const policy: BanPolicy = { ...DEFAULT_BAN_POLICY, ...(ban ?? {}) };
+  const policy: BanPolicy = { ...ban };
   if (!Number.isSafeInteger(policy.maxRefusals) || policy.maxRefusals < 0) {
     throw new RangeError(`ban.maxRefusals must be an integer >= 0, got ${policy.maxRefusals}`);
   }

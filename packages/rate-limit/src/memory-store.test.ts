@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { TEST_BAN } from './test-utils/ban.js';
 import { createLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
-import { DAY_MS, MINUTE_MS } from './plans.js';
+import { DAY_MS, MINUTE_MS } from './windows.js';
 import type { WindowLimit } from './types.js';
 
 const T0 = Date.UTC(2024, 4, 15, 12, 0, 0);
@@ -12,7 +13,7 @@ describe('memory store', () => {
   it('never holds more identities than maxKeys', async () => {
     const t = T0;
     const store = createMemoryStore({ now: () => t, maxKeys: 100 });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     for (let i = 0; i < 1_000; i++) {
       await limiter.consume(`k${i}`, BOTH);
       expect(store.size).toBeLessThanOrEqual(100);
@@ -23,7 +24,7 @@ describe('memory store', () => {
   it('evicts expired entries before live ones when full', async () => {
     let t = T0;
     const store = createMemoryStore({ now: () => t, maxKeys: 10, sweepBatch: 0 });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     // 5 live-all-day identities with 2 requests each, then 5 minute-only ones
     for (let i = 0; i < 5; i++) {
       await limiter.consume(`day${i}`, BOTH);
@@ -44,7 +45,7 @@ describe('memory store', () => {
   it('evicts the least recently used identity when nothing is expired', async () => {
     const t = T0;
     const store = createMemoryStore({ now: () => t, maxKeys: 3, sweepBatch: 0 });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     await limiter.consume('a', BOTH);
     await limiter.consume('b', BOTH);
     await limiter.consume('c', BOTH);
@@ -57,7 +58,7 @@ describe('memory store', () => {
   it('sweeps expired entries incrementally as it is used', async () => {
     let t = T0;
     const store = createMemoryStore({ now: () => t });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     for (let i = 0; i < 200; i++) await limiter.consume(`k${i}`, MINUTE_ONLY);
     expect(store.size).toBe(200);
     t = T0 + MINUTE_MS;
@@ -68,7 +69,7 @@ describe('memory store', () => {
   it('sweep() removes everything expired, and a ban keeps its entry alive until it ends', async () => {
     let t = T0;
     const store = createMemoryStore({ now: () => t, sweepBatch: 0 });
-    const limiter = createLimiter({ store, ban: { maxRefusals: 0, durationMs: 5 * MINUTE_MS } });
+    const limiter = createLimiter({ store, ban: { ...TEST_BAN, maxRefusals: 0, durationMs: 5 * MINUTE_MS } });
     await limiter.consume('a', MINUTE_ONLY);
     await limiter.consume('banned', [{ name: 'minute', limit: 0, windowMs: MINUTE_MS }]);
     expect(store.size).toBe(2);
@@ -83,7 +84,7 @@ describe('memory store', () => {
   it('creates no timers or handles that keep the process alive', async () => {
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const store = createMemoryStore();
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     for (let i = 0; i < 1000; i++) await limiter.consume(`k${i % 50}`, BOTH);
     store.sweep();
     const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;

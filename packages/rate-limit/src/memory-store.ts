@@ -1,4 +1,4 @@
-import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
+import type { RateLimitStore, RefundRequest, StoreRequest, StoreResult } from './types.js';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -84,6 +84,17 @@ class MemoryStoreImpl implements MemoryStore {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  refund(request: RefundRequest): Promise<void> {
+    const entry = this.entries.get(request.key);
+    if (entry !== undefined) {
+      for (const w of request.windows) {
+        const c = findCounter(entry, w.windowMs);
+        if (c !== undefined && c.start === request.at - (request.at % w.windowMs) && c.count > 0) c.count--;
+      }
+    }
+    return Promise.resolve();
   }
 
   resetKey(key: string): Promise<void> {

@@ -7,7 +7,7 @@ import type { WindowLimit } from './types.js';
 export interface RateLimitIdentity {
   /** Identity key: the API key id, or `ip:<address>` for anonymous callers. */
   readonly key: string;
-  /** Windows for this identity, e.g. `limitsForPlan(plan, custom)`. */
+  /** Windows for this identity, e.g. `minuteAndDay({ perMinute: 60, perDay: 1000 })`. */
   readonly windows: readonly WindowLimit[];
 }
 
@@ -41,6 +41,39 @@ export interface RateLimitMiddlewareOptions<Req extends IncomingMessage, Res ext
   readonly hooks?: RateLimitHooks<Req>;
 }
 
+/** The default refusal: 429 with the Error body of the decision (headers are already set). */
+function refuse(res: ServerResponse, decision: RateLimitDecision): void {
+  const body = JSON.stringify(rateLimitErrorBody(decision));
+  res.statusCode = 429;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/** What the middleware does with a decision: hooks, headers, then `next()` or the refusal. */
+function answerer<Req extends IncomingMessage, Res extends ServerResponse>(
+  options: Pick<RateLimitMiddlewareOptions<Req, Res>, 'hooks' | 'onRefused'>,
+): (decision: RateLimitDecision, req: Req, res: Res, next: NextFunction) => void {
+  const { hooks, onRefused } = options;
+  return (decision, req, res, next) => {
+    try {
+      hooks?.onDecision?.(decision, req);
+      if (decision.fallbackError !== undefined) hooks?.onFallback?.(decision.fallbackError, decision, req);
+      if (decision.banStarted) hooks?.onBan?.(decision.key, decision, req);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    if (!res.headersSent) {
+      const headers = rateLimitHeaders(decision);
+      for (const name in headers) res.setHeader(name, headers[name]!);
+    }
+    if (decision.allowed) next();
+    else if (onRefused !== undefined) onRefused(req, res, next, decision);
+    else refuse(res, decision);
+  };
+}
+
 /**
  * Express (or plain `node:http`) middleware. For each request: `skip` → `identify`
  * → one atomic `limiter.consume`. Rate-limit headers are set on every response it
@@ -50,44 +83,15 @@ export interface RateLimitMiddlewareOptions<Req extends IncomingMessage, Res ext
  * @example
  * app.use('/v1', rateLimit({
  *   limiter,
- *   identify: async (req: express.Request) => ({ key: req.apiKey.id, windows: limitsForPlan(req.apiKey.plan) }),
+ *   identify: async (req: express.Request) => ({ key: req.apiKey.id, windows: minuteAndDay(req.apiKey.quota) }),
  * }));
  */
 export function rateLimit<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(
   options: RateLimitMiddlewareOptions<Req, Res>,
 ): (req: Req, res: Res, next: NextFunction) => void {
-  const { limiter, identify, skip, onRefused, hooks } = options;
+  const { limiter, identify, skip } = options;
   const consumeSync = limiter.consumeSync;
-
-  /** Hooks, headers, then `next()` or the refusal. */
-  const answer = (decision: RateLimitDecision, req: Req, res: Res, next: NextFunction): void => {
-    try {
-      hooks?.onDecision?.(decision, req);
-      if (decision.fallbackError !== undefined) hooks?.onFallback?.(decision.fallbackError, decision, req);
-      if (decision.banStarted) hooks?.onBan?.(decision.key, decision, req);
-    } catch (err) {
-      next(err);
-      return;
-    }
-
-    if (!res.headersSent) {
-      const headers = rateLimitHeaders(decision);
-      for (const name in headers) res.setHeader(name, headers[name]!);
-    }
-    if (decision.allowed) {
-      next();
-      return;
-    }
-    if (onRefused !== undefined) {
-      onRefused(req, res, next, decision);
-      return;
-    }
-    const body = JSON.stringify(rateLimitErrorBody(decision));
-    res.statusCode = 429;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
-  };
+  const answer = answerer(options);
 
   const decide = async (identity: RateLimitIdentity | Promise<RateLimitIdentity>): Promise<RateLimitDecision> => {
     const { key, windows } = await identity;
@@ -135,31 +139,4 @@ export function rateLimit<Req extends IncomingMessage = IncomingMessage, Res ext
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/**
- * The client's address for `ip:<address>` identities.
- *
- * - `trustProxy = false` (default): the socket's remote address.
- * - `trustProxy = true`: the FIRST `X-Forwarded-For` entry (the original client as reported
- *   by the proxy chain), falling back to the socket address. Only enable this behind a proxy
- *   that overwrites/sanitises `X-Forwarded-For`, otherwise clients can spoof it. With several
- *   proxies, prefer Express's `app.set('trust proxy', ...)` and `req.ip`.
- *
- * IPv4-mapped IPv6 addresses (`::ffff:1.2.3.4`) are returned as IPv4. Returns `"unknown"` when
- * no address is available (a closed socket).
- */
-export function clientAddress(req: IncomingMessage, trustProxy = false): string {
-  if (trustProxy) {
-    const raw = req.headers['x-forwarded-for'];
-    const value = Array.isArray(raw) ? raw[0] : raw;
-    const first = value?.split(',')[0]?.trim();
-    if (first) return normalizeAddress(first);
-  }
-  const address = req.socket?.remoteAddress;
-  return address ? normalizeAddress(address) : 'unknown';
-}
-
-function normalizeAddress(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }

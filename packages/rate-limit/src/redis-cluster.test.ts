@@ -4,17 +4,14 @@ import { startPrivateRedisCluster, type PrivateRedisCluster } from '@animal-stor
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLimiter } from './limiter.js';
-import { DAY_MS, MINUTE_MS } from './plans.js';
+import { DAY_MS, MINUTE_MS, minuteAndDay } from './windows.js';
 import { createRedisClusterClient, parseClusterNodes } from './redis-cluster-client.js';
 import { createRedisStore } from './redis-store.js';
 import { createResilientStore } from './resilient-store.js';
 import { deleteClusterPrefix, testPrefix } from './test-utils/redis.js';
 import type { StoreRequest, WindowLimit } from './types.js';
 
-const windows = (perMinute: number, perDay: number): WindowLimit[] => [
-  { name: 'minute', limit: perMinute, windowMs: MINUTE_MS },
-  { name: 'day', limit: perDay, windowMs: DAY_MS },
-];
+const windows = (perMinute: number, perDay: number): WindowLimit[] => minuteAndDay({ perMinute, perDay });
 const request = (key: string, w: WindowLimit[]): StoreRequest => ({ key, windows: w, ban: null });
 
 async function ready(cluster: Cluster): Promise<Cluster> {

@@ -2,8 +2,9 @@
 // key layout / expiry, and atomicity across two limiter instances.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TEST_BAN } from './test-utils/ban.js';
 import { createLimiter, type RateLimitDecision } from './limiter.js';
-import { DAY_MS, MINUTE_MS, limitsForPlan } from './plans.js';
+import { DAY_MS, MINUTE_MS, minuteAndDay } from './windows.js';
 import { createRedisStore } from './redis-store.js';
 import { connect, deletePrefix, testPrefix } from './test-utils/redis.js';
 import type { WindowLimit } from './types.js';
@@ -12,6 +13,8 @@ let a: Redis;
 let b: Redis;
 // (undefined when Redis is unreachable: beforeAll then fails every test)
 const prefix = testPrefix();
+/** The free plan's windows: 60 a minute, 1000 a day. */
+const FREE = minuteAndDay({ perMinute: 60, perDay: 1000 });
 
 beforeAll(async () => {
   a = await connect();
@@ -36,13 +39,13 @@ function hashTag(key: string): string {
 
 describe('redis store, real time', () => {
   it('takes time from Redis TIME, not from the local clock', async () => {
-    const limiter = createLimiter({ store: createRedisStore({ client: a, prefix }) });
+    const limiter = createLimiter({ store: createRedisStore({ client: a, prefix }), ban: TEST_BAN });
     const before = await redisTimeMs(a);
     const fake = Date.UTC(2001, 0, 1);
     const spy = vi.spyOn(Date, 'now').mockReturnValue(fake);
     let d: RateLimitDecision;
     try {
-      d = await limiter.consume('real-time', limitsForPlan('free'));
+      d = await limiter.consume('real-time', FREE);
     } finally {
       spy.mockRestore();
     }
@@ -58,7 +61,7 @@ describe('redis store, real time', () => {
     // Both decisions at one instant of Redis time, so no minute boundary can fall between them.
     const at = await redisTimeMs(a);
     const store = createRedisStore({ client: a, prefix, now: () => at });
-    const limiter = createLimiter({ store, ban: { maxRefusals: 0 } });
+    const limiter = createLimiter({ store, ban: { ...TEST_BAN, maxRefusals: 0 } });
     const w: WindowLimit[] = [
       { name: 'minute', limit: 1, windowMs: MINUTE_MS },
       { name: 'day', limit: 10, windowMs: DAY_MS },
@@ -90,10 +93,10 @@ describe('redis store, real time', () => {
     const client = await connect();
     try {
       const at = await redisTimeMs(client); // one instant for both decisions: no window boundary between them
-      const limiter = createLimiter({ store: createRedisStore({ client, prefix, now: () => at }) });
-      await limiter.consume('rt', limitsForPlan('free')); // script loaded
+      const limiter = createLimiter({ store: createRedisStore({ client, prefix, now: () => at }), ban: TEST_BAN });
+      await limiter.consume('rt', FREE); // script loaded
       const spy = vi.spyOn(client, 'sendCommand');
-      const d = await limiter.consume('rt', limitsForPlan('free'));
+      const d = await limiter.consume('rt', FREE);
       expect(d.windows[0]!.used).toBe(2);
       expect(spy.mock.calls.map(([cmd]) => cmd.name)).toEqual(['evalsha']);
       spy.mockRestore();
@@ -101,43 +104,14 @@ describe('redis store, real time', () => {
       client.disconnect();
     }
   });
-
-  it('sends the decisions of one turn of the event loop in one socket write, each with its own answer', async () => {
-    for (const coalesceWrites of [true, false]) {
-      const client = await connect();
-      try {
-        const at = await redisTimeMs(client);
-        const store = createRedisStore({ client, prefix, now: () => at, coalesceWrites });
-        const limiter = createLimiter({ store });
-        await limiter.consume(`turn-${coalesceWrites}-warm`, limitsForPlan('free')); // script loaded
-        // Count the system calls the socket makes: one per write, or one writev for everything corked.
-        type Sink = (...args: unknown[]) => void;
-        const stream = client.stream as unknown as { _write: Sink; _writev: Sink };
-        const counted = { write: 0, writev: 0 };
-        const write = stream._write.bind(stream);
-        const writev = stream._writev.bind(stream);
-        stream._write = (...args: unknown[]) => (counted.write++, write(...args));
-        stream._writev = (...args: unknown[]) => (counted.writev++, writev(...args));
-        const identities = Array.from({ length: 20 }, (_, i) => `turn-${coalesceWrites}-${i % 4}`);
-        const decisions = await Promise.all(identities.map((id) => limiter.consume(id, limitsForPlan('free'))));
-        // Five decisions per identity, counted one after the other: each command kept its own reply.
-        for (let i = 0; i < 4; i++)
-          expect(decisions.filter((_, j) => j % 4 === i).map((d) => d.windows[0]!.used)).toEqual([1, 2, 3, 4, 5]);
-        if (coalesceWrites) expect(counted).toEqual({ write: 0, writev: 1 });
-        else expect(counted.write).toBeGreaterThan(1); // a write each (those that find one in progress share a writev)
-      } finally {
-        client.disconnect();
-      }
-    }
-  });
 });
 
 describe('redis store, concurrency', () => {
   it('two limiter instances, 80 concurrent consumes, 60/minute -> exactly 60 allowed (injected time)', async () => {
     const t = Date.UTC(2024, 0, 1, 10, 0, 30);
-    const one = createLimiter({ store: createRedisStore({ client: a, prefix, now: () => t }) });
-    const two = createLimiter({ store: createRedisStore({ client: b, prefix, now: () => t }) });
-    const w = limitsForPlan('free');
+    const one = createLimiter({ store: createRedisStore({ client: a, prefix, now: () => t }), ban: TEST_BAN });
+    const two = createLimiter({ store: createRedisStore({ client: b, prefix, now: () => t }), ban: TEST_BAN });
+    const w = FREE;
     const decisions = await Promise.all(
       Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? one : two).consume('concurrent-fixed', w)),
     );
@@ -153,7 +127,7 @@ describe('redis store, concurrency', () => {
   it('two limiter instances, 80 concurrent consumes, 60/minute -> exactly 60 allowed (Redis TIME)', async () => {
     const one = createLimiter({ store: createRedisStore({ client: a, prefix }), ban: false });
     const two = createLimiter({ store: createRedisStore({ client: b, prefix }), ban: false });
-    const w = limitsForPlan('free');
+    const w = FREE;
     // If the burst straddles a minute (or day) boundary the split is legitimate: retry with a new identity.
     for (let attempt = 0; attempt < 3; attempt++) {
       const key = `concurrent-real-${attempt}`;

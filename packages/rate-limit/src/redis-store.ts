@@ -1,13 +1,17 @@
 import { Redis } from 'ioredis';
 import type { Cluster, RedisOptions } from 'ioredis';
+import { turnWriteCoalescer } from './fast-path/turn-writes.js';
 import { RATE_LIMIT_LUA } from './lua-scripts/rate-limit.js';
-import type { RateLimitStore, StoreRequest, StoreResult } from './types.js';
+import { REFUND_LUA } from './lua-scripts/refund.js';
+import type { RateLimitStore, RefundRequest, StoreRequest, StoreResult } from './types.js';
 
 const COMMAND = 'animalStoreRateLimit';
+const REFUND = 'animalStoreRateLimitRefund';
 
 type ScriptReply = [number, string, string, number, ...number[]];
 type ClientWithScript = (Redis | Cluster) & {
   [COMMAND](numKeys: number, ...args: (string | number)[]): Promise<ScriptReply>;
+  [REFUND](numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /** Options of {@link createRedisStore}. */
@@ -50,34 +54,19 @@ export interface RedisStore extends RateLimitStore {
  * timed by Redis `TIME`, so all app instances agree whatever their clocks.
  *
  * With `coalesceWrites` (a single-node client), the decisions asked for in one turn of
- * the event loop (the requests whose bytes arrived together) leave in ONE write: the
- * socket is corked at the first and uncorked once that turn's I/O has been handled.
- * Each command still has its own reply and timeout; only the system calls are shared
- * (one per request was the largest single cost of a request on PostgreSQL + Redis in
- * the profile, BENCHMARKS.md, fifth session). ioredis's auto-pipelining does the same
- * with a Pipeline object per turn, which cost more than it saved.
+ * the event loop leave in ONE socket write (see fast-path/turn-writes.ts).
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const client = options.client as ClientWithScript;
   const coalesce = options.coalesceWrites !== false && !('nodes' in client && typeof client.nodes === 'function');
-  let corked: { uncork(): void } | undefined;
-  const uncork = () => {
-    corked?.uncork();
-    corked = undefined;
-  };
-  /** Corks the connection's socket until the I/O of this turn has been handled (see above). */
-  const coalesceThisTurn = () => {
-    if (corked !== undefined) return;
-    const stream = (client as Redis).stream as { cork?(): void; uncork(): void; writable?: boolean } | undefined;
-    if (typeof stream?.cork !== 'function' || !stream.writable) return;
-    stream.cork();
-    corked = stream;
-    setImmediate(uncork);
-  };
+  const coalesceThisTurn = coalesce ? turnWriteCoalescer(client as Redis) : undefined;
   const prefix = options.prefix ?? 'rl:';
   const clock = options.now;
   if (typeof client[COMMAND] !== 'function') {
     client.defineCommand(COMMAND, { lua: RATE_LIMIT_LUA });
+  }
+  if (typeof client[REFUND] !== 'function') {
+    client.defineCommand(REFUND, { lua: REFUND_LUA });
   }
 
   const keysFor = (identity: string, lengths: readonly number[]): string[] => {
@@ -104,6 +93,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     async close() {
       client.disconnect();
     },
+    async refund(request: RefundRequest) {
+      const tag = `{${prefix}${request.key}}`;
+      const keys = request.windows.map((w) => `${tag}:w:${w.windowMs}`);
+      await client[REFUND](keys.length, ...keys, Math.floor(request.at), ...request.windows.map((w) => w.windowMs));
+    },
     async consume(request: StoreRequest): Promise<StoreResult> {
       const { windows, ban } = request;
       const n = windows.length;
@@ -120,7 +114,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       );
       for (let i = 0; i < n; i++) args.push(windows[i]!.limit, windows[i]!.windowMs);
 
-      if (coalesce) coalesceThisTurn();
+      coalesceThisTurn?.();
       const reply = await client[COMMAND](n + 2, ...args);
       const outcome = reply[0] === 0 ? 'allowed' : reply[0] === 1 ? 'refused' : 'banned';
       const counts = new Array<number>(n);
@@ -168,7 +162,7 @@ export function createRedisClient(options: RedisClientOptions = {}): Redis {
     connectTimeout: options.connectTimeout ?? 1_000,
     enableOfflineQueue: false,
     // No auto-pipelining (off by default in ioredis): its Pipeline per event-loop turn kept commands alive through minor
-    // GCs, and bought nothing over the socket's own write coalescing (BENCHMARKS.md, third session, change 10).
+    // GCs, and bought nothing over the socket's own write coalescing (fast-path/turn-writes.ts).
     maxRetriesPerRequest: 0,
     autoResubscribe: false,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),

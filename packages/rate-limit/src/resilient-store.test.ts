@@ -3,17 +3,18 @@ import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TEST_BAN } from './test-utils/ban.js';
 import { RateLimitStoreUnavailableError } from './errors.js';
 import { createLimiter, type RateLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
-import { MINUTE_MS, DAY_MS } from './plans.js';
+import { MINUTE_MS, DAY_MS } from './windows.js';
 import { createRedisClient, createRedisStore } from './redis-store.js';
 import { createResilientStore } from './resilient-store.js';
 import { freePort, killProcess, startRedisServer, testPrefix, waitReady } from './test-utils/redis.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 
 /** The lifecycle methods of a store that holds nothing. */
-const inert = { resetKey: () => Promise.resolve(), close: () => Promise.resolve() };
+const inert = { refund: () => Promise.resolve(), resetKey: () => Promise.resolve(), close: () => Promise.resolve() };
 
 const W: WindowLimit[] = [
   { name: 'minute', limit: 5, windowMs: MINUTE_MS },
@@ -78,6 +79,7 @@ describe('resilient store over a real Redis outage', () => {
         onRecover,
         retryIntervalMs: 100,
       }),
+      ban: TEST_BAN,
     });
 
     const healthy = await limiter.consume('outage', W);
@@ -130,6 +132,7 @@ describe('resilient store over a real Redis outage', () => {
         mode: 'refuse',
         retryIntervalMs: 100,
       }),
+      ban: TEST_BAN,
     });
     expect((await limiter.consume('refuse', W)).source).toBe('redis');
 
@@ -166,7 +169,7 @@ describe('resilient store over a real Redis outage', () => {
 
   it('recovers from NOSCRIPT (script cache flushed) transparently', async () => {
     const client = await newClient();
-    const limiter = createLimiter({ store: createRedisStore({ client, prefix }) });
+    const limiter = createLimiter({ store: createRedisStore({ client, prefix }), ban: TEST_BAN });
     await limiter.consume('noscript', W);
     await client.script('FLUSH');
     const spy = vi.spyOn(client, 'sendCommand');
@@ -187,7 +190,7 @@ describe('resilient store, unit', () => {
       timeoutMs: 50,
       fallback: createMemoryStore(),
     });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     const { value, ms } = await timed(() => limiter.consume('hang', W));
     expect(value.source).toBe('memory');
     expect(String(value.fallbackError)).toMatch(/timed out/);
@@ -204,7 +207,7 @@ describe('resilient store, unit', () => {
       retryIntervalMs: 1000,
       now: () => t,
     });
-    const limiter = createLimiter({ store });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
     await limiter.consume('k', W);
     await limiter.consume('k', W);
     await limiter.consume('k', W);
@@ -212,5 +215,33 @@ describe('resilient store, unit', () => {
     t = 1000;
     await limiter.consume('k', W);
     expect(consume).toHaveBeenCalledTimes(2);
+  });
+
+  it('refunds a charge where it was made: the fallback during an outage, the primary otherwise', async () => {
+    let up = false;
+    const primary = createMemoryStore();
+    const fallback = createMemoryStore();
+    const store = createResilientStore({
+      primary: {
+        ...inert,
+        name: 'p',
+        consume: (r) => (up ? primary.consume(r) : Promise.reject(new Error('down'))),
+        refund: (r) => primary.refund(r),
+      },
+      mode: 'fallback',
+      retryIntervalMs: 0,
+      fallback,
+    });
+    const limiter = createLimiter({ store, ban: TEST_BAN });
+    const during = await limiter.consume('r', W);
+    expect(during.fallbackError).toBeDefined();
+    await limiter.refund(during);
+    expect((await limiter.consume('r', W)).windows[0]!.used).toBe(1); // the fallback's count, refunded
+    up = true;
+    const after = await limiter.consume('r', W);
+    expect(after.source).toBe('memory');
+    expect(after.fallbackError).toBeUndefined();
+    await limiter.refund(after);
+    expect((await primary.consume({ key: 'r', windows: W, ban: null })).counts).toEqual([1, 1]);
   });
 });

@@ -81,6 +81,11 @@ export function createResilientStore(options: ResilientStoreOptions): ResilientS
     get degraded() {
       return down;
     },
+    // Where the charge was made: the fallback's during an outage, else the primary's (bounded like a decision).
+    async refund(request) {
+      if (request.fallback) await fallback?.refund(request);
+      else await withTimeout(primary.refund(request), timeoutMs);
+    },
     // Both: an identity's state may sit in the fallback from an outage, and in the primary.
     async resetKey(key) {
       await Promise.all([primary.resetKey(key), fallback?.resetKey(key)]);

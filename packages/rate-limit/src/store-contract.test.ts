@@ -2,9 +2,10 @@
 // (memory: `now` option; Redis and Redis Cluster: time passed to the Lua script as ARGV).
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { TEST_BAN } from './test-utils/ban.js';
 import { createLimiter, type LimiterOptions, type RateLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
-import { DAY_MS, MINUTE_MS } from './plans.js';
+import { DAY_MS, MINUTE_MS, minuteAndDay } from './windows.js';
 import { createRedisClusterClient, parseClusterNodes } from './redis-cluster-client.js';
 import { createRedisStore } from './redis-store.js';
 import { connect, deleteClusterPrefix, deletePrefix, testPrefix } from './test-utils/redis.js';
@@ -14,12 +15,7 @@ const T0 = Date.UTC(2024, 4, 15, 12, 30, 0, 0); // 2024-05-15T12:30:00.000Z, min
 const LAST_MS_OF_DAY = Date.UTC(2024, 4, 15, 23, 59, 59, 999);
 const NEXT_MIDNIGHT = Date.UTC(2024, 4, 16, 0, 0, 0, 0);
 
-function windows(perMinute: number, perDay: number): WindowLimit[] {
-  return [
-    { name: 'minute', limit: perMinute, windowMs: MINUTE_MS },
-    { name: 'day', limit: perDay, windowMs: DAY_MS },
-  ];
-}
+const windows = (perMinute: number, perDay: number): WindowLimit[] => minuteAndDay({ perMinute, perDay });
 
 let clock = T0;
 let redis: Redis | undefined;
@@ -60,8 +56,7 @@ const harnesses: Harness[] = [
 let seq = 0;
 describe.each(harnesses)('$name (shared contract)', (h) => {
   let key: string;
-  const limiter = (ban?: LimiterOptions['ban']): RateLimiter =>
-    createLimiter({ store: h.store(), ...(ban !== undefined ? { ban } : {}) });
+  const limiter = (ban: LimiterOptions['ban'] = TEST_BAN): RateLimiter => createLimiter({ store: h.store(), ban });
 
   beforeEach(() => {
     clock = T0;
@@ -251,7 +246,7 @@ describe.each(harnesses)('$name (shared contract)', (h) => {
   });
 
   it('banned requests do not count as refusals; the refusal counter restarts after a ban', async () => {
-    const l = limiter({ durationMs: 5_000 });
+    const l = limiter({ ...TEST_BAN, durationMs: 5_000 });
     const w = windows(1, 100);
     clock = T0 + 10_000;
     await l.consume(key, w);
@@ -318,5 +313,33 @@ describe.each(harnesses)('$name (shared contract)', (h) => {
     expect(after.allowed).toBe(true);
     expect(after.windows.map((window) => window.used)).toEqual([1, 1]);
     expect((await l.consume(other, w)).reason).toBe('rate_limited'); // untouched
+  });
+
+  it('refund takes back one charge of the windows it fell in, never a refusal, a ban or below zero', async () => {
+    const store = h.store();
+    const l = createLimiter({ store, ban: { maxRefusals: 0, windowMs: MINUTE_MS, durationMs: 10 * MINUTE_MS } });
+    const w = windows(2, 100);
+    const first = await l.consume(key, w);
+    const second = await l.consume(key, w);
+    await l.refund(second);
+    // Room again in this minute: the refunded request does not count.
+    const third = await l.consume(key, w);
+    expect(third.allowed).toBe(true);
+    expect(third.windows.map((window) => window.used)).toEqual([2, 2]);
+    // A charge made in a minute that has passed: only the day's counter, still the same day, goes down.
+    clock = T0 + MINUTE_MS;
+    await l.refund(first);
+    const next = await l.consume(key, w);
+    expect(next.windows.map((window) => window.used)).toEqual([1, 2]);
+    // A refusal charged nothing and refunds nothing; the ban it started stays.
+    await l.consume(key, w);
+    const refused = await l.consume(key, w);
+    expect(refused.reason).toBe('banned');
+    await l.refund(refused);
+    expect((await l.consume(key, w)).reason).toBe('banned');
+    // Never below zero: refunds of an identity with nothing charged change nothing.
+    const fresh = `${key}-fresh`;
+    await l.refund({ ...first, key: fresh });
+    expect((await l.consume(fresh, w)).windows.map((window) => window.used)).toEqual([1, 1]);
   });
 });

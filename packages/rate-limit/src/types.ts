@@ -22,12 +22,12 @@ export interface WindowLimit {
 export interface BanPolicy {
   /**
    * Number of refused requests tolerated per ban-counting window. The refusal
-   * that makes the count exceed this value (by default the 11th) starts the ban.
+   * that makes the count exceed this value (the 11th, for 10) starts the ban.
    */
   readonly maxRefusals: number;
-  /** Length of the clock-aligned window in which refusals are counted (default 60 000 ms). */
+  /** Length of the clock-aligned window in which refusals are counted, e.g. 60 000 ms (the clock minute). */
   readonly windowMs: number;
-  /** Ban duration in milliseconds (default 900 000 ms = 15 min). */
+  /** Ban duration in milliseconds, e.g. 900 000 ms (15 min). */
   readonly durationMs: number;
 }
 
@@ -68,6 +68,20 @@ export interface StoreResult {
 }
 
 /**
+ * One charge taken back: the request charged to `key` at store time `at` was not served for a reason of the service's
+ * own (a dependency failed), so it must not count against the identity. See {@link RateLimitStore.refund}.
+ */
+export interface RefundRequest {
+  readonly key: string;
+  /** The windows the charge was made in. */
+  readonly windows: readonly WindowLimit[];
+  /** Store time (ms) of the charge: only a window that `at` still falls in is refunded. */
+  readonly at: number;
+  /** The charge was made in a resilient store's fallback (during an outage of its primary). */
+  readonly fallback?: boolean;
+}
+
+/**
  * A storage backend. Implementations MUST perform the whole step (ban check,
  * check of every window, charge of every window or of none, refusal counting and
  * ban start) atomically with respect to other calls for the same key.
@@ -82,6 +96,11 @@ export interface RateLimitStore {
    * limiter and the middleware use it and skip a promise per request; it must agree with `consume` in every way.
    */
   consumeSync?(request: StoreRequest): StoreResult;
+  /**
+   * Takes back one charge: each window's counter goes down by one if the window is still the one `at` fell in and its
+   * count is above zero (a window that moved on was reset anyway). Refusals and bans are never touched.
+   */
+  refund(request: RefundRequest): Promise<void>;
   /** Forgets one identity: its counters in every window, its refusals and its ban (an operator lifting a ban). */
   resetKey(key: string): Promise<void>;
   /** Releases what the store holds (connections); it is not used afterwards. */

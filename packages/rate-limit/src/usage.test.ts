@@ -2,10 +2,11 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
-import { DAY_MS, MINUTE_MS } from './plans.js';
+import { DAY_MS, MINUTE_MS } from './windows.js';
 import { createRedisStore } from './redis-store.js';
 import { connect, deletePrefix, testPrefix } from './test-utils/redis.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
+import { rateLimitHeaders, usageHeaders } from './headers.js';
 import { readUsage } from './usage.js';
 
 const T0 = Date.UTC(2024, 4, 15, 12, 30, 10, 0);
@@ -58,5 +59,19 @@ describe.each(stores)('readUsage on the %s store', (_name, makeStore) => {
     const usage = await readUsage(store, 'b', windows);
     expect(usage.banUntil).toBe(T0 + 60_000);
     expect(usage.windows[0]!.used).toBe(3);
+  });
+
+  it("gives the headers an allowed request would carry, and a banned one's while banned (usageHeaders)", async () => {
+    const store = makeStore();
+    const limiter = createLimiter({ store, ban: { maxRefusals: 0, windowMs: MINUTE_MS, durationMs: 60_000 } });
+    const allowed = await limiter.consume('h', windows);
+    const read = usageHeaders(await readUsage(store, 'h', windows));
+    expect(read).toEqual(rateLimitHeaders(allowed));
+    expect(read.RateLimit).toBe('"minute";r=2;t=50, "day";r=99;t=41390');
+    for (let i = 0; i < 3; i++) await limiter.consume('h', windows);
+    const banned = usageHeaders(await readUsage(store, 'h', windows));
+    expect(banned).toMatchObject({ 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String((T0 + 60_000) / 1000) });
+    expect(banned.RateLimit).toBe('"minute";r=0;t=60, "day";r=0;t=41390');
+    expect(banned['Retry-After']).toBeUndefined();
   });
 });

@@ -28,6 +28,46 @@ export const PGBOUNCER_PORT = 6432;
 /** Debian's package lives in /usr/sbin, which a non-root PATH may miss. */
 const BINARY = '/usr/sbin/pgbouncer';
 
+/** The files of an instance's state folder. */
+const filesIn = (dir: string) => ({
+  ini: join(dir, 'pgbouncer.ini'),
+  users: join(dir, 'userlist.txt'),
+  pid: join(dir, 'pgbouncer.pid'),
+  log: join(dir, 'pgbouncer.log'),
+});
+
+/** pgbouncer.ini and its userlist in `dir`: transaction pooling, trust auth, any database passed through. */
+function writeConfig(dir: string, port: number, options: PgBouncerOptions): void {
+  const files = filesIn(dir);
+  writeFileSync(files.users, '"postgres" ""\n', { mode: 0o644 });
+  writeFileSync(
+    files.ini,
+    [
+      '[databases]',
+      `* = host=${options.upstreamHost ?? '127.0.0.1'} port=${options.upstreamPort ?? 5432}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${files.users}`,
+      'pool_mode = transaction',
+      'max_client_conn = 2000',
+      `default_pool_size = ${options.poolSize ?? 10}`,
+      // The machine's PostgreSQL is shared (max_connections 100): give idle server connections back soon, and
+      // forget the pools of the databases tests have dropped.
+      'server_idle_timeout = 5',
+      'autodb_idle_timeout = 30',
+      'server_lifetime = 300',
+      `pidfile = ${files.pid}`,
+      `logfile = ${files.log}`,
+      'admin_users = postgres',
+      '',
+    ].join('\n'),
+    { mode: 0o644 },
+  );
+}
+
 /**
  * PgBouncer (Debian's package, 1.18 on bookworm) in `pool_mode = transaction` in front of the machine's PostgreSQL, the
  * way managed PostgreSQL poolers run: a server connection belongs to a client only for one transaction, so nothing of a
@@ -40,8 +80,7 @@ const BINARY = '/usr/sbin/pgbouncer';
 export function usePgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const port = options.port ?? PGBOUNCER_PORT;
   const dir = join(tmpdir(), `animal-store-pgbouncer-${port}`);
-  const pidFile = join(dir, 'pgbouncer.pid');
-  const ini = join(dir, 'pgbouncer.ini');
+  const { pid: pidFile, ini } = filesIn(dir);
   const running = () => pidFrom(pidFile, 'pgbouncer');
 
   const stop = async () => {
@@ -57,33 +96,7 @@ export function usePgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer>
       mkdirSync(dir, { recursive: true });
       // The daemon (user postgres) writes its pid and log here.
       chmodSync(dir, 0o777);
-      writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n', { mode: 0o644 });
-      writeFileSync(
-        ini,
-        [
-          '[databases]',
-          `* = host=${options.upstreamHost ?? '127.0.0.1'} port=${options.upstreamPort ?? 5432}`,
-          '[pgbouncer]',
-          'listen_addr = 127.0.0.1',
-          `listen_port = ${port}`,
-          'unix_socket_dir =',
-          'auth_type = trust',
-          `auth_file = ${join(dir, 'userlist.txt')}`,
-          'pool_mode = transaction',
-          'max_client_conn = 2000',
-          `default_pool_size = ${options.poolSize ?? 10}`,
-          // The machine's PostgreSQL is shared (max_connections 100): give idle server connections back soon, and
-          // forget the pools of the databases tests have dropped.
-          'server_idle_timeout = 5',
-          'autodb_idle_timeout = 30',
-          'server_lifetime = 300',
-          `pidfile = ${pidFile}`,
-          `logfile = ${join(dir, 'pgbouncer.log')}`,
-          'admin_users = postgres',
-          '',
-        ].join('\n'),
-        { mode: 0o644 },
-      );
+      writeConfig(dir, port, options);
       await run(BINARY, ['-d', '-u', 'postgres', ini]);
       await waitFor(
         `PgBouncer on 127.0.0.1:${port}`,

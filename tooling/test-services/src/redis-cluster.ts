@@ -94,6 +94,53 @@ async function whole(ports: readonly number[]): Promise<boolean> {
   }
 }
 
+/** One `redis-server --cluster-enabled yes` node, daemonized, no persistence, its state in `dir`. */
+function startNode(port: number, dir: string, nodeTimeoutMs: number): Promise<string> {
+  return run('redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(nodeTimeoutMs),
+    // A replica takes over however long its master has been gone (the default refuses after 10 node timeouts).
+    '--cluster-replica-validity-factor',
+    '0',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'yes',
+    '--pidfile',
+    join(dir, 'redis.pid'),
+    '--logfile',
+    join(dir, 'redis.log'),
+  ]);
+}
+
+/** Joins the nodes into one cluster; redis-cli chooses the masters (`replicas` replicas each) and spreads the slots. */
+function createCluster(ports: readonly number[], replicas: number): Promise<string> {
+  return run(
+    'redis-cli',
+    [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      String(replicas),
+      '--cluster-yes',
+    ],
+    60_000,
+  );
+}
+
 function instance(options: RedisClusterOptions, defaults: { ports: readonly number[]; nodeTimeoutMs: number }) {
   const ports = options.ports ?? defaults.ports;
   const dir = join(tmpdir(), `animal-store-redis-cluster-${ports[0]}`);
@@ -113,33 +160,7 @@ function instance(options: RedisClusterOptions, defaults: { ports: readonly numb
       await Promise.all(ports.map((port) => stopNode(port, 'SIGKILL')));
       for (const port of ports) {
         mkdirSync(nodeDir(port), { recursive: true });
-        await run('redis-server', [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          'nodes.conf',
-          '--cluster-node-timeout',
-          String(options.nodeTimeoutMs ?? defaults.nodeTimeoutMs),
-          // A replica takes over however long its master has been gone (the default refuses after 10 node timeouts).
-          '--cluster-replica-validity-factor',
-          '0',
-          '--dir',
-          nodeDir(port),
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--daemonize',
-          'yes',
-          '--pidfile',
-          join(nodeDir(port), 'redis.pid'),
-          '--logfile',
-          join(nodeDir(port), 'redis.log'),
-        ]);
+        await startNode(port, nodeDir(port), options.nodeTimeoutMs ?? defaults.nodeTimeoutMs);
       }
       await waitFor(
         'Redis Cluster nodes to answer',
@@ -147,18 +168,7 @@ function instance(options: RedisClusterOptions, defaults: { ports: readonly numb
           (await Promise.all(ports.map((p) => cli(p, 'PING').catch(() => '')))).every((r) => r.trim() === 'PONG'),
         10_000,
       );
-      await run(
-        'redis-cli',
-        [
-          '--cluster',
-          'create',
-          ...ports.map((p) => `127.0.0.1:${p}`),
-          '--cluster-replicas',
-          String(options.replicas ?? 1),
-          '--cluster-yes',
-        ],
-        60_000,
-      );
+      await createCluster(ports, options.replicas ?? 1);
       await waitFor(`Redis Cluster on ${ports.join(',')} to be whole`, () => whole(ports), 60_000, 200);
     },
     stop: async () => {

@@ -1,16 +1,16 @@
-import type { NewPet, Pet, PetStatus, Scope } from '@animal-store/contract';
-import type { Plan } from '@animal-store/rate-limit';
-import type { KeyChangeFeed } from './key-changes.js';
-import type { PetPage } from './pet-page.js';
+import type { NewPet, Pet, PetStatus, PlanName, Scope } from '@animal-store/contract';
+import type { PetPage } from './pets/page.js';
 
 export interface ApiKeyRecord {
   id: number;
   prefix: string;
   hash: string;
   name: string | null;
-  plan: Plan;
+  plan: PlanName;
   perMinute: number | null;
   perDay: number | null;
+  /** Requests in flight at once, when an enterprise key sets its own (null: the plan's). */
+  concurrentRequests: number | null;
   createdAt: Date;
   revokedAt: Date | null;
   /** What the key may do (one or both). */
@@ -18,17 +18,35 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   /** Last accepted request, to the minute (written in batches). */
   lastUsedAt: Date | null;
-  /** The first key of its rotation lineage (null: this key is the first); the lineage shares counters and bans. */
+  /** Last accepted call of a deprecated operation, to the minute (written in batches). */
+  lastDeprecatedCallAt: Date | null;
+  /**
+   * The first key of its rotation lineage (null: this key is the first). A lineage is one key with at most two
+   * secrets: it shares counters, bans, idempotency records, name, scopes and limits.
+   */
   lineageId: number | null;
+  /** When this key was rotated out (its successor made); null on the lineage's current key. */
+  rotatedAt: Date | null;
 }
 
 export type NewApiKeyRow = Pick<
   ApiKeyRecord,
-  'prefix' | 'hash' | 'name' | 'plan' | 'perMinute' | 'perDay' | 'scopes' | 'expiresAt' | 'lineageId'
+  | 'prefix'
+  | 'hash'
+  | 'name'
+  | 'plan'
+  | 'perMinute'
+  | 'perDay'
+  | 'concurrentRequests'
+  | 'scopes'
+  | 'expiresAt'
+  | 'lineageId'
 >;
 
 /** What an update may change. */
-export type ApiKeyUpdate = Partial<Pick<ApiKeyRecord, 'name' | 'scopes' | 'perMinute' | 'perDay' | 'expiresAt'>>;
+export type ApiKeyUpdate = Partial<
+  Pick<ApiKeyRecord, 'name' | 'scopes' | 'perMinute' | 'perDay' | 'concurrentRequests' | 'expiresAt'>
+>;
 
 export interface ListPetsOptions {
   limit: number;
@@ -56,7 +74,8 @@ export interface PetStore {
 
 /** Who sent a create and under which `Idempotency-Key`, with the fingerprint of what it asked for. */
 export interface IdempotencyScope {
-  apiKeyId: number;
+  /** The rotation lineage of the sending key (its first key's id): a retry with the rotated key is the same scope. */
+  lineageId: number;
   key: string;
   /** Same fingerprint, same request (see http/idempotency.ts). */
   fingerprint: string;
@@ -86,17 +105,26 @@ export interface ApiKeyStore {
   create(key: NewApiKeyRow): Promise<ApiKeyRecord>;
   /** Keys ordered by id, after `afterId`, at most `limit` of them (all when absent). */
   list(page?: { limit?: number | undefined; afterId?: number | undefined }): Promise<ApiKeyRecord[]>;
-  /** Changes a key that is not revoked; undefined when there is no such key or it is revoked. */
-  update(id: number, changes: ApiKeyUpdate): Promise<ApiKeyRecord | undefined>;
+  /** The keys of a lineage (its first key's id), oldest first. */
+  lineage(lineageId: number): Promise<ApiKeyRecord[]>;
+  /**
+   * In one transaction: changes key `id` if it is its lineage's current key (not rotated out), not revoked and active at
+   * `now`, and gives the lineage's other active key the same name, scopes and limits, and an end no later than a new
+   * expiry. Undefined (and nothing changed) otherwise.
+   */
+  update(id: number, changes: ApiKeyUpdate, now: Date): Promise<ApiKeyRecord | undefined>;
   /** Revokes by id or by hash; returns the record, or undefined when there is none. Revoking twice keeps the first time. */
   revoke(match: { id: number } | { hash: string }, at: Date): Promise<ApiKeyRecord | undefined>;
   /**
-   * In one transaction: if key `id` is still active at `now`, sets its expiry to `oldExpiresAt` and creates `next`.
-   * Returns the new key, or undefined (and changes nothing) when the old one is gone, revoked or expired.
+   * In one transaction, if key `id` is its lineage's current key, not revoked and active at `now`: marks it rotated at
+   * `now` with its end at `oldExpiresAt`, ends now any older key of the lineage still in its overlap (a lineage has at
+   * most two active keys), and creates `next`. Returns the new key, or undefined (and changes nothing) otherwise.
    */
   rotate(id: number, next: NewApiKeyRow, at: { oldExpiresAt: Date; now: Date }): Promise<ApiKeyRecord | undefined>;
   /** Sets `lastUsedAt` of these keys to `at` where it is older (or unset). */
   recordLastUsed(at: Date, ids: readonly number[]): Promise<void>;
+  /** Sets `lastDeprecatedCallAt` of these keys to `at` where it is older (or unset). */
+  recordLastDeprecatedCall(at: Date, ids: readonly number[]): Promise<void>;
 }
 
 /** What the hot read path did since the process started. */
@@ -111,7 +139,7 @@ export interface Database {
   readonly provider: 'sqlite' | 'postgresql';
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
-  /** Announces key changes to every process on this database (see key-changes.ts). */
+  /** Announces key changes to every process on this database (sqlite/ and postgres/key-changes.ts). */
   readonly keyChanges: KeyChangeFeed;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
@@ -119,5 +147,22 @@ export interface Database {
   poolStats?(): { total: number; idle: number; waiting: number };
   /** Counters of the hot read path since start (for /metrics). */
   readStats?(): ReadStats;
+  close(): Promise<void>;
+}
+
+/**
+ * Tells every process serving the database that API keys changed (revoked, rotated, re-scoped...), so that each one
+ * empties its key cache at once instead of waiting for the cache's TTL, which stays as the safety net.
+ */
+export interface KeyChangeFeed {
+  /** Announces a change of the key: this process's listeners hear it at once, other processes' within about a second. */
+  publish(keyId: number): Promise<void>;
+  /**
+   * Calls `listener` on every change, and whenever changes may have been missed (the feed's connection came back).
+   * Returns the unsubscribe function.
+   */
+  subscribe(listener: () => void): () => void;
+  /** Resolves once changes made by other processes are heard (PostgreSQL: the LISTEN is in place). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,11 +1,14 @@
-import { ADMIN_PREFIX, adminContract, PAGE_LIMIT } from '@animal-store/contract';
+import { ADMIN_PREFIX, adminContract, encodeCursor, MAX_KEY_ID, PAGE_LIMIT } from '@animal-store/contract';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
-import { apiKeyView, type KeyAdmin } from '../keys/admin.js';
-import { bearerMatches, WWW_AUTHENTICATE } from './auth.js';
+import type { KeyAdmin } from '../keys/admin.js';
+import { apiKeyView } from '../keys/view.js';
+import type { AdminRateLimiting } from '../rate-limiting/admin-limits.js';
+import { repeatedAuthorizationError, secretCredential, WWW_AUTHENTICATE } from './auth.js';
 import { jsonBody } from './body.js';
-import { allowedMethods, HttpError, methodNotAllowed } from './errors.js';
-import { decodeCursor, encodeCursor, nextLink } from './paging.js';
+import { AppError } from '../errors/app-error.js';
+import { allowedMethods, methodNotAllowed } from './error-handler.js';
+import { afterIdOf, nextLink } from './paging.js';
 import { validationError } from './validation.js';
 
 const s = initServer();
@@ -17,15 +20,14 @@ export function adminRouter(admin: KeyAdmin) {
       const { key, secret } = await admin.create(body);
       return { status: 201, body: { key: apiKeyView(key), secret } };
     },
-    listKeys: async ({ query, req, res }) => {
+    listKeys: async ({ query, res }) => {
       const limit = query.limit ?? PAGE_LIMIT.default;
-      const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // One extra row tells whether another page exists, without a COUNT.
-      const rows = await admin.list({ limit: limit + 1, afterId });
+      const rows = await admin.list({ limit: limit + 1, afterId: afterIdOf(query.cursor, MAX_KEY_ID) });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       if (rows.length > limit && last)
-        res.setHeader('Link', nextLink(req.baseUrl + req.path, { limit, cursor: encodeCursor(last.id) }));
+        res.setHeader('Link', nextLink(adminContract.listKeys.path, { limit, cursor: encodeCursor(last.id) }));
       return { status: 200, body: page.map(apiKeyView) };
     },
     getKey: async ({ params }) => ({ status: 200, body: apiKeyView(await admin.get(params.id)) }),
@@ -47,32 +49,47 @@ export interface AdminApiOptions {
   admin: KeyAdmin;
   /** `ADMIN_TOKEN`: compared in constant time with the bearer token. */
   token: string;
-  /** The per-address limiter of the admin API. */
-  rateLimiting: RequestHandler;
-  validateResponses: boolean;
+  /** The admin API's limiters: for requests with the token, and per address for those without. */
+  rateLimiting: AdminRateLimiting;
 }
 
 /**
- * Mounts the admin API on `app`: per-address limits, then the admin token (401 without it), then the contract's
- * routes (JSON bodies, optional where the contract's are) and 405 for their paths with other methods. Mount it only
- * when `ADMIN_TOKEN` is set: without it the admin paths fall through to the 404 of unknown routes.
+ * The gate in front of every admin route. The token is checked first (in constant time), so that the request is
+ * limited as what it is: with the right token, in the operators' budget; without it (none, wrong, or Authorization
+ * sent twice: 400), per client address, whose bans refuse only requests without the token.
+ */
+function adminGate(options: AdminApiOptions): RequestHandler {
+  const unauthorized = () =>
+    new AppError('unauthorized', 'Admin routes need Authorization: Bearer <ADMIN_TOKEN>', WWW_AUTHENTICATE);
+  return (req, res, next) => {
+    const credential = secretCredential(req, options.token);
+    if (credential === 'valid') {
+      options.rateLimiting.operators(req, res, next);
+      return;
+    }
+    options.rateLimiting.strangers(req, res, (err?: unknown) => {
+      if (err !== undefined) next(err);
+      else next(credential === 'repeated' ? repeatedAuthorizationError() : unauthorized());
+    });
+  };
+}
+
+/**
+ * Mounts the admin API on `app`: its gate (limits and the admin token), then the contract's routes (JSON bodies,
+ * optional where the contract's are) and 405 for their paths with other methods. Mount it only when `ADMIN_TOKEN` is
+ * set: without it the admin paths fall through to the 404 of unknown routes.
  */
 export function mountAdminApi(app: Express, options: AdminApiOptions): void {
-  const gate = express.Router();
+  const gate = express.Router({ caseSensitive: true, strict: true });
   gate.use((_req, res, next) => {
     // Key listings and secrets: nobody keeps them.
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  gate.use(options.rateLimiting);
-  gate.use((req, _res, next) => {
-    if (bearerMatches(req.headers.authorization, options.token)) next();
-    else next(new HttpError('unauthorized', 'Admin routes need Authorization: Bearer <ADMIN_TOKEN>', WWW_AUTHENTICATE));
-  });
+  gate.use(adminGate(options));
   app.use(ADMIN_PREFIX, gate);
   createExpressEndpoints(adminContract, adminRouter(options.admin), app, {
     logInitialization: false,
-    responseValidation: options.validateResponses,
     globalMiddleware: [jsonBody({ optional: true })],
     requestValidationErrorHandler: (err, _req, _res, next) => next(validationError(err)),
   });

@@ -2,8 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RouteDocs, Scope } from '@animal-store/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { LastUsedRecorder } from '../keys/last-used.js';
+import { looksLikeKey } from '../keys/format.js';
 import { KEY_LOOKUP_NEEDED, type KeyResolution, type KeyResolver } from '../keys/resolver.js';
-import { HttpError } from './errors.js';
+import { inSpan } from '../telemetry/spans.js';
+import { AppError } from '../errors/app-error.js';
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 export const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="animal-store"' };
@@ -25,6 +27,19 @@ function repeatedAuthorization(raw: string[]): boolean {
   return false;
 }
 
+/** The Authorization header was sent more than once: which one counts is ambiguous, so none does (400). */
+export const REPEATED_AUTHORIZATION: unique symbol = Symbol('repeated Authorization');
+
+/** The request's bearer token: undefined without one (or another scheme), REPEATED_AUTHORIZATION when sent twice. */
+export function bearerToken(
+  req: Pick<Request, 'headers' | 'rawHeaders'>,
+): string | undefined | typeof REPEATED_AUTHORIZATION {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  if (repeatedAuthorization(req.rawHeaders)) return REPEATED_AUTHORIZATION;
+  return BEARER.exec(header)?.[1];
+}
+
 /**
  * Resolves the bearer key (if any) onto `req.apiKey` without refusing anything: the rate limiter needs the identity
  * first. Refuses cheaply, before any key lookup: when the key is not cached and the client address is currently refused
@@ -33,36 +48,44 @@ function repeatedAuthorization(raw: string[]): boolean {
 export function resolveApiKey(
   keys: KeyResolver,
   refused?: (req: Request, res: Response, next: NextFunction, lookup: () => void) => boolean,
+  /** Told how each bearer key was resolved: from the cache, by a lookup, or refused as malformed (a metric). */
+  onLookup?: (result: 'hit' | 'miss' | 'malformed') => void,
 ): RequestHandler {
   return (req, res, next) => {
-    const header = req.headers.authorization;
-    if (header !== undefined && repeatedAuthorization(req.rawHeaders)) {
+    const raw = bearerToken(req);
+    if (raw === REPEATED_AUTHORIZATION) {
       req.apiKey = null;
       req.apiKeyProblem = 'duplicate_authorization';
       next();
       return;
     }
-    const match = header ? BEARER.exec(header) : null;
-    if (!match?.[1]) {
+    if (!raw) {
       req.apiKey = null;
       next();
       return;
     }
-    const cached = keys.peek(match[1]);
+    const cached = keys.peek(raw);
     if (cached !== KEY_LOOKUP_NEEDED) {
-      settle(req, cached);
+      const hit = looksLikeKey(raw);
+      onLookup?.(hit ? 'hit' : 'malformed');
+      inSpan(KEY_LOOKUP_SPAN, { attributes: lookupAttributes(hit, cached) }, () => settle(req, cached));
       next();
       return;
     }
-    const raw = match[1];
+    onLookup?.('miss');
     const lookup = () =>
-      keys.resolve(raw).then(
+      inSpan(KEY_LOOKUP_SPAN, { attributes: lookupAttributes(false, undefined) }, (span) =>
+        keys.resolve(raw).then((resolution) => {
+          span?.setAttributes(lookupAttributes(false, resolution));
+          return resolution;
+        }),
+      ).then(
         (resolution) => {
           settle(req, resolution);
           next();
         },
         (err: unknown) => {
-          // Decided after the limiter, so the 503 carries the rate-limit headers (charged to the client address).
+          // Decided after the limiter, so the 503 carries the address's rate-limit headers (read, never charged).
           req.apiKey = null;
           req.apiKeyProblem = { lookupFailed: err };
           next();
@@ -73,21 +96,32 @@ export function resolveApiKey(
   };
 }
 
-/** 401 unless `resolveApiKey` found an active key, decided before any input validation; notes the key's use. */
-export function requireApiKey(lastUsed: Pick<LastUsedRecorder, 'record'>): RequestHandler {
+const KEY_LOOKUP_SPAN = 'api_key lookup';
+
+/** What a key lookup's span says: cache hit or not, and the key's id and plan (never the key itself). */
+function lookupAttributes(cacheHit: boolean, resolution: KeyResolution) {
+  return {
+    'animal_store.api_key.cache_hit': cacheHit,
+    ...(resolution && resolution !== 'expired'
+      ? { 'animal_store.api_key.id': resolution.id, 'animal_store.api_key.plan': resolution.plan }
+      : { 'animal_store.api_key.found': false }),
+  };
+}
+
+/** 401 unless `resolveApiKey` found an active key, decided before any input validation. */
+export function requireApiKey(): RequestHandler {
   return (req, _res, next) => {
     if (req.apiKey) {
-      lastUsed.record(req.apiKey.id);
       next();
       return;
     }
     if (req.apiKeyExpired) {
-      next(new HttpError('unauthorized', 'API key expired', EXPIRED));
+      next(new AppError('unauthorized', 'API key expired', EXPIRED));
       return;
     }
     const problem = req.apiKeyProblem;
     if (problem === 'duplicate_authorization') {
-      next(new HttpError('invalid_request', 'Send one Authorization header, not several'));
+      next(repeatedAuthorizationError());
       return;
     }
     if (problem !== undefined) {
@@ -97,33 +131,48 @@ export function requireApiKey(lastUsed: Pick<LastUsedRecorder, 'record'>): Reque
     const message = req.headers.authorization
       ? 'Invalid or revoked API key'
       : 'Missing API key: send Authorization: Bearer <API key>';
-    next(new HttpError('unauthorized', message, WWW_AUTHENTICATE));
+    next(new AppError('unauthorized', message, WWW_AUTHENTICATE));
   };
 }
 
 /**
  * 403 `insufficient_scope` (RFC 6750 §3.1) when the key lacks the scope the contract route names in its metadata.
- * Runs first among a ts-rest route's handlers, so before the body is read or validated.
+ * Runs first among a ts-rest route's handlers, so before the body is read or validated. A request it lets through is
+ * accepted: only then is the key's use noted (`lastUsedAt` is the last accepted request, never a refusal).
  */
-export const requireScope: RequestHandler = (req, _res, next) => {
-  const scope = (req.tsRestRoute?.metadata as RouteDocs | undefined)?.scope;
-  if (scope === undefined || req.apiKey?.scopes.includes(scope)) {
-    next();
-    return;
-  }
-  next(insufficientScope(scope));
-};
+export function requireScope(lastUsed: Pick<LastUsedRecorder, 'record'>): RequestHandler {
+  return (req, _res, next) => {
+    const scope = (req.tsRestRoute?.metadata as RouteDocs | undefined)?.scope;
+    if (scope === undefined || req.apiKey?.scopes.includes(scope)) {
+      if (req.apiKey) lastUsed.record(req.apiKey.id);
+      next();
+      return;
+    }
+    next(insufficientScope(scope));
+  };
+}
 
-function insufficientScope(scope: Scope): HttpError {
-  return new HttpError('insufficient_scope', `This API key lacks the ${scope} scope`, {
+function insufficientScope(scope: Scope): AppError {
+  return new AppError('insufficient_scope', `This API key lacks the ${scope} scope`, {
     'WWW-Authenticate': `Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"`,
   });
 }
 
-/** Constant-time check of a bearer token against a configured secret (hashed first so lengths do not leak). */
-export function bearerMatches(header: string | undefined, secret: string): boolean {
-  const token = header ? BEARER.exec(header)?.[1] : undefined;
-  if (!token) return false;
+/**
+ * Whether the request's bearer token is a configured secret (`ADMIN_TOKEN`, `METRICS_TOKEN`): compared in constant
+ * time, both hashed first so lengths do not leak; `repeated` when Authorization was sent more than once.
+ */
+export function secretCredential(
+  req: Pick<Request, 'headers' | 'rawHeaders'>,
+  secret: string,
+): 'valid' | 'invalid' | 'repeated' {
+  const token = bearerToken(req);
+  if (token === REPEATED_AUTHORIZATION) return 'repeated';
+  if (!token) return 'invalid';
   const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(token), digest(secret));
+  return timingSafeEqual(digest(token), digest(secret)) ? 'valid' : 'invalid';
 }
+
+/** The refusal of a request whose Authorization header came more than once (the admin API, /metrics, /v1 alike). */
+export const repeatedAuthorizationError = () =>
+  new AppError('invalid_request', 'Send one Authorization header, not several');

@@ -1,6 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import typeis from 'type-is';
-import { HttpError } from './errors.js';
+import { AppError } from '../errors/app-error.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -22,11 +22,11 @@ export function jsonBody(options: { optional?: boolean } = {}): RequestHandler {
         next();
         return;
       }
-      next(new HttpError('invalid_request', 'Request body is required: a JSON object'));
+      next(new AppError('invalid_request', 'Request body is required: a JSON object'));
       return;
     }
     if (!typeis(req, ['application/json', '+json'])) {
-      next(new HttpError('unsupported_media_type', 'Request body must be application/json'));
+      next(new AppError('unsupported_media_type', 'Request body must be application/json'));
       return;
     }
     parse(req, res, next);

@@ -114,7 +114,7 @@ const ADMIN_OPENAPI_JSON = readFileSync(
 
 export function docsRouter(options: DocsOptions = {}): Router {
   const specUrl = options.specUrl ?? '/v1/openapi.json';
-  const router = express.Router();
+  const router = express.Router({ caseSensitive: true, strict: true });
 
   router.get('/docs', (req, res) => {
     secure(res);

@@ -1,49 +1,71 @@
-import { contract, GET_PET_DEPRECATION, IDEMPOTENCY_HEADERS, PAGE_LIMIT, type Pet } from '@animal-store/contract';
+import {
+  contract,
+  encodeCursor,
+  GET_PET_DEPRECATION,
+  IDEMPOTENCY_HEADERS,
+  MAX_SAFE_ID,
+  PAGE_LIMIT,
+  type Pet,
+} from '@animal-store/contract';
 import { initServer } from '@ts-rest/express';
 import type { RequestHandler } from 'express';
 import type { RateLimitStore } from '@animal-store/rate-limit';
 import type { PetStore } from '../db/types.js';
-import { HttpError } from './errors.js';
-import { decodeCursor, encodeCursor, nextLink } from './paging.js';
-import { serializedAs } from '../serialized.js';
-import { petsOf } from '../db/pet-page.js';
+import { AppError } from '../errors/app-error.js';
+import { afterIdOf, nextLink } from './paging.js';
+import { asBody, serializedAs } from '../fast-path/serialized-body.js';
 import { fingerprintOf, idempotencyKeyOf, keyInUse, keyReused, KeysInFlight } from './idempotency.js';
 import { rateLimitStatus } from './rate-limit-status.js';
+import { lineageOf } from '../keys/identity.js';
+import { inSpan } from '../telemetry/spans.js';
 
 const s = initServer();
 
+/** Where answers point: the contract's own paths, never the request's spelling of them. */
+const PETS_PATH = contract.listPets.path;
+const PET_LOCATION_PREFIX = `${contract.createPet.path}/`;
+
 /**
  * The contract's operations: pets on a PetStore, the rate-limit status on the limiter's store. Inputs arrive validated.
- * A list page is answered with the JSON the store made (see db/pet-page.ts); with `validateResponses` (tests) it is
- * parsed into values first, for ts-rest to check against the contract.
+ * A list page is answered with the JSON the store made (see db/pets/page.ts).
  */
-export function petsRouter(pets: PetStore, limits: RateLimitStore, options: { validateResponses?: boolean } = {}) {
+export function petsRouter(pets: PetStore, limits: RateLimitStore, options: { now?: () => number } = {}) {
   const keysInFlight = new KeysInFlight();
+  const now = options.now ?? Date.now;
   return s.router(contract, {
     getRateLimit: rateLimitStatus(limits),
-    listPets: async ({ query, req, res }) => {
+    listPets: async ({ query, res }) => {
       const limit = query.limit ?? PAGE_LIMIT.default;
-      const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      const page = await pets.list({ limit, status: query.status, afterId });
+      const page = await pets.list({ limit, status: query.status, afterId: afterIdOf(query.cursor, MAX_SAFE_ID) });
       if (page.more && page.lastId !== undefined) {
-        res.setHeader(
-          'Link',
-          nextLink(req.baseUrl + req.path, { limit, status: query.status, cursor: encodeCursor(page.lastId) }),
-        );
+        res.setHeader('Link', nextLink(PETS_PATH, { limit, status: query.status, cursor: encodeCursor(page.lastId) }));
       }
-      // The page itself is the body: its JSON answer is page.json (see serialized.ts).
-      return { status: 200, body: options.validateResponses ? petsOf(page) : (page as unknown as Pet[]) };
+      // The page itself is the body: its JSON answer is page.json (see fast-path/serialized-body.ts).
+      return { status: 200, body: asBody(page) };
     },
     createPet: async ({ body, req, res }) => {
-      const locationPrefix = `${req.baseUrl}${req.path.replace(/\/+$/, '')}/`;
       const key = idempotencyKeyOf(req);
       if (key === undefined || !req.apiKey) {
         const pet = await pets.create(body);
-        res.setHeader('Location', `${locationPrefix}${pet.id}`);
+        res.setHeader('Location', `${PET_LOCATION_PREFIX}${pet.id}`);
         return { status: 201, body: pet };
       }
-      const scope = { apiKeyId: req.apiKey.id, key, fingerprint: fingerprintOf(body), locationPrefix };
-      const outcome = await keysInFlight.run(scope, () => pets.createOnce(body, scope));
+      const scope = {
+        // A lineage is one key: a retry sent with the rotated key is the same request.
+        lineageId: lineageOf(req.apiKey),
+        key,
+        fingerprint: fingerprintOf(body),
+        locationPrefix: PET_LOCATION_PREFIX,
+      };
+      // The check is the commit itself (the key's record goes in with the pet, or its stored answer comes back).
+      const outcome = await inSpan('idempotency check', {}, (span) =>
+        keysInFlight
+          .run(scope, () => pets.createOnce(body, scope))
+          .then((result) => {
+            span?.setAttribute('animal_store.idempotency.outcome', result.kind === 'stored' ? 'replayed' : result.kind);
+            return result;
+          }),
+      );
       if (outcome.kind === 'in_use') throw keyInUse();
       if (outcome.kind === 'stored') {
         if (outcome.fingerprint !== scope.fingerprint) throw keyReused();
@@ -57,13 +79,19 @@ export function petsRouter(pets: PetStore, limits: RateLimitStore, options: { va
       return { status: 201 as const, body: serializedAs(pet, answer.body) };
     },
     getPet: async ({ params }) => {
+      // Retired at its Sunset: 410 with the successor Link (deprecationHeaders) rather than the pet.
+      if (now() >= GET_PET_DEPRECATION.sunsetAt.getTime()) throw new AppError('gone', GONE_MESSAGE);
       const pet = await pets.get(params.petId);
       // Thrown, not returned: errors go through the one error handler (Error body, no ETag).
-      if (!pet) throw new HttpError('not_found', `Pet ${params.petId} not found`);
+      if (!pet) throw new AppError('not_found', `Pet ${params.petId} not found`);
       return { status: 200, body: pet };
     },
   });
 }
+
+const GONE_MESSAGE =
+  `GET /v1/pets/{petId} was retired at its Sunset (${GET_PET_DEPRECATION.sunsetAt.toISOString()}): use ` +
+  `GET ${GET_PET_DEPRECATION.successorPath} with a status filter`;
 
 /** Every answer of the deprecated getPet, errors included, carries Deprecation, Sunset and the successor link. */
 export const deprecationHeaders: RequestHandler = (req, res, next) => {

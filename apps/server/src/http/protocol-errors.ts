@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody, type ErrorCode } from '@animal-store/contract';
+import { responseInFlight } from '../fast-path/response-in-flight.js';
 
 /** What Node's HTTP parser and timers refuse before any route runs, as our codes. */
 function codeFor(err: NodeJS.ErrnoException): { code: ErrorCode; message: string } {
@@ -32,7 +33,7 @@ const REASONS: Record<number, string> = {
  */
 export function answerProtocolErrors(server: Server, onError?: (status: number) => void): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = responseInFlight(socket);
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;

@@ -1,11 +1,11 @@
-import { RATE_LIMIT_HEADERS, type RateLimitStatus } from '@animal-store/contract';
-import { readUsage, type RateLimitStore } from '@animal-store/rate-limit';
+import type { RateLimitStatus } from '@animal-store/contract';
+import { readUsage, usageHeaders, type RateLimitStore } from '@animal-store/rate-limit';
 import type { Request, Response } from 'express';
 import { rateLimitIdentityOf } from '../keys/identity.js';
 
 /**
  * `GET /v1/rate_limit`: the caller's windows now, read without charging (the limiter lets this route through
- * uncharged). The `X-RateLimit-*` headers describe the most restrictive window, as on every other answer.
+ * uncharged). Its rate-limit headers (`X-RateLimit-*`, `RateLimit`, `RateLimit-Policy`) are every other answer's.
  */
 export function rateLimitStatus(store: RateLimitStore) {
   return async ({ req, res }: { req: Request; res: Response }): Promise<{ status: 200; body: RateLimitStatus }> => {
@@ -19,10 +19,7 @@ export function rateLimitStatus(store: RateLimitStore) {
       remaining: banned ? 0 : w.remaining,
       reset: Math.ceil((banned ? Math.max(w.resetAt, usage.banUntil) : w.resetAt) / 1000),
     }));
-    const limiting = day!.remaining < minute!.remaining || day!.remaining === minute!.remaining ? day! : minute!;
-    res.setHeader(RATE_LIMIT_HEADERS.limit, String(limiting.limit));
-    res.setHeader(RATE_LIMIT_HEADERS.remaining, String(limiting.remaining));
-    res.setHeader(RATE_LIMIT_HEADERS.reset, String(limiting.reset));
+    res.set(usageHeaders(usage));
     return { status: 200, body: { plan: key.plan, minute: minute!, day: day! } };
   };
 }

@@ -1,6 +1,6 @@
 import type { RequestValidationError } from '@ts-rest/express';
 import type { ZodError } from 'zod';
-import { HttpError } from './errors.js';
+import { AppError } from '../errors/app-error.js';
 
 function describe(kind: string, error: ZodError): string {
   const parts = error.issues.map((issue) => {
@@ -12,12 +12,11 @@ function describe(kind: string, error: ZodError): string {
 }
 
 /** ts-rest's request validation failures -> 400 `invalid_request` whose message names the parameter or field. */
-export function validationError(err: RequestValidationError): HttpError {
+export function validationError(err: RequestValidationError): AppError {
   if (err.pathParams)
-    return new HttpError('invalid_request', `Invalid path parameter: ${describe('path', err.pathParams)}`);
-  if (err.query) return new HttpError('invalid_request', `Invalid query parameter: ${describe('query', err.query)}`);
-  if (err.body) return new HttpError('invalid_request', `Invalid request body: ${describe('body', err.body)}`);
-  if (err.headers)
-    return new HttpError('invalid_request', `Invalid request header: ${describe('header', err.headers)}`);
-  return new HttpError('invalid_request', 'Invalid request headers');
+    return new AppError('invalid_request', `Invalid path parameter: ${describe('path', err.pathParams)}`);
+  if (err.query) return new AppError('invalid_request', `Invalid query parameter: ${describe('query', err.query)}`);
+  if (err.body) return new AppError('invalid_request', `Invalid request body: ${describe('body', err.body)}`);
+  if (err.headers) return new AppError('invalid_request', `Invalid request header: ${describe('header', err.headers)}`);
+  return new AppError('invalid_request', 'Invalid request headers');
 }

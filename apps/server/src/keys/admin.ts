@@ -1,55 +1,26 @@
 import {
-  ERROR_STATUS,
+  customLimitsProblem,
+  dateTimeMs,
+  planQuota,
+  type CustomLimits,
   ROTATION_OVERLAP_SECONDS,
   SCOPES,
-  type ApiKey,
   type ApiKeyChanges,
   type ApiKeyUsage,
-  type ErrorCode,
   type NewApiKey,
 } from '@animal-store/contract';
-import { customLimitsProblem, limitsForPlan, readUsage, type RateLimitStore } from '@animal-store/rate-limit';
-import type { KeyChangeFeed } from '../db/key-changes.js';
-import type { ApiKeyRecord, ApiKeyStore } from '../db/types.js';
+import { minuteAndDay, readUsage, type RateLimitStore } from '@animal-store/rate-limit';
+import type { ApiKeyRecord, ApiKeyStore, KeyChangeFeed } from '../db/types.js';
+import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../logger.js';
 import { DISPLAY_PREFIX_LENGTH, generateRawKey } from './format.js';
-import { rateLimitKeyOf } from './identity.js';
+import { lineageOf, rateLimitKeyOf } from './identity.js';
 import { hashKey } from './resolver.js';
-
-/** A refusal of an admin operation; its status follows from its code, and its message is safe to show. */
-export class KeyAdminError extends Error {
-  readonly status: number;
-  constructor(
-    readonly code: Extract<ErrorCode, 'invalid_request' | 'not_found' | 'conflict' | 'service_unavailable'>,
-    message: string,
-  ) {
-    super(message);
-    this.status = ERROR_STATUS[code];
-  }
-}
-
-/** The key as the admin API and the CLI show it: never the hash; the limits in force (the plan's unless enterprise). */
-export function apiKeyView(key: ApiKeyRecord): ApiKey {
-  const [minute, day] = limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay });
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    plan: key.plan,
-    scopes: [...key.scopes],
-    perMinute: minute!.limit,
-    perDay: day!.limit,
-    createdAt: key.createdAt.toISOString(),
-    expiresAt: key.expiresAt?.toISOString() ?? null,
-    revokedAt: key.revokedAt?.toISOString() ?? null,
-    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
-  };
-}
 
 export interface KeyAdminDeps {
   store: ApiKeyStore;
   changes: Pick<KeyChangeFeed, 'publish'>;
-  /** Where counters and bans live; absent where this process cannot see them (the CLI without REDIS_URL). */
+  /** Where counters and bans live; absent where this process cannot see them (the CLI without a shared store). */
   limits: RateLimitStore | undefined;
   logger: Logger;
   /** Who acts, for the audit log: `api` or `cli`. */
@@ -85,40 +56,59 @@ export class KeyAdmin {
 
   async get(id: number): Promise<ApiKeyRecord> {
     const key = await this.deps.store.findById(id);
-    if (!key) throw new KeyAdminError('not_found', `No API key ${id}`);
+    if (!key) throw new AppError('not_found', `No API key ${id}`);
     return key;
   }
 
+  /**
+   * Changes the lineage's current key; the other key of its lineage, in its overlap, takes the same name, scopes and
+   * limits (a lineage is one key). A key revoked, expired or rotated out cannot change: nothing revives what
+   * revocation, expiry or rotation ended.
+   */
   async update(id: number, changes: ApiKeyChanges): Promise<ApiKeyRecord> {
+    const now = this.#now();
     const key = await this.get(id);
-    if (key.revokedAt) throw new KeyAdminError('conflict', `API key ${id} is revoked; revoked keys cannot change`);
-    if (changes.perMinute !== undefined || changes.perDay !== undefined) {
-      checkLimits(key.plan, { perMinute: changes.perMinute ?? key.perMinute, perDay: changes.perDay ?? key.perDay });
+    // The request's own rules first (400), then whether the key may change at all (409).
+    if (changes.perMinute !== undefined || changes.perDay !== undefined || changes.concurrentRequests !== undefined) {
+      checkLimits(key.plan, {
+        perMinute: changes.perMinute ?? key.perMinute,
+        perDay: changes.perDay ?? key.perDay,
+        concurrentRequests:
+          changes.concurrentRequests === undefined ? key.concurrentRequests : changes.concurrentRequests,
+      });
     }
-    const updated = await this.deps.store.update(id, {
-      ...(changes.name !== undefined ? { name: changes.name } : {}),
-      ...(changes.scopes !== undefined ? { scopes: changes.scopes } : {}),
-      ...(changes.perMinute !== undefined ? { perMinute: changes.perMinute } : {}),
-      ...(changes.perDay !== undefined ? { perDay: changes.perDay } : {}),
-      ...(changes.expiresAt !== undefined
-        ? { expiresAt: changes.expiresAt === null ? null : this.#futureDate(changes.expiresAt) }
-        : {}),
-    });
-    if (!updated) throw new KeyAdminError('conflict', `API key ${id} is revoked; revoked keys cannot change`);
+    await this.#checkCurrent(key, now, 'change');
+    const updated = await this.deps.store.update(
+      id,
+      {
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.scopes !== undefined ? { scopes: changes.scopes } : {}),
+        ...(changes.perMinute !== undefined ? { perMinute: changes.perMinute } : {}),
+        ...(changes.perDay !== undefined ? { perDay: changes.perDay } : {}),
+        ...(changes.concurrentRequests !== undefined ? { concurrentRequests: changes.concurrentRequests } : {}),
+        ...(changes.expiresAt !== undefined
+          ? { expiresAt: changes.expiresAt === null ? null : this.#futureDate(changes.expiresAt) }
+          : {}),
+      },
+      new Date(now),
+    );
+    if (!updated) throw changedMeanwhile(id);
     await this.#announce('key.update', id);
     return updated;
   }
 
   async revoke(match: { id: number } | { hash: string }): Promise<ApiKeyRecord> {
     const key = await this.deps.store.revoke(match, new Date(this.#now()));
-    if (!key) throw new KeyAdminError('not_found', 'id' in match ? `No API key ${match.id}` : 'No such API key');
+    if (!key) throw new AppError('not_found', 'id' in match ? `No API key ${match.id}` : 'No such API key');
     await this.#announce('key.revoke', key.id);
     return key;
   }
 
   /**
-   * A new raw key with the same name, plan, limits, scopes and expiry, in the same rate-limit lineage (shared counters
-   * and bans); the old key expires after the overlap (or at its own expiry, if that comes first).
+   * A new raw key with the lineage's name, plan, limits, scopes and expiry (shared counters, bans and idempotency
+   * records); the rotated key ends after the overlap (or at the lineage's expiry, if that comes first). Only the
+   * lineage's current key can be rotated, and a lineage has at most two active keys: an older key still in its
+   * overlap ends now.
    */
   async rotate(
     id: number,
@@ -126,7 +116,7 @@ export class KeyAdmin {
   ): Promise<{ key: ApiKeyRecord; secret: string }> {
     const now = this.#now();
     const old = await this.get(id);
-    this.#checkActive(old, now);
+    await this.#checkCurrent(old, now, 'rotate');
     const secret = generateRawKey();
     const overlapEnd = now + overlapSeconds * 1000;
     const rotated = await this.deps.store.rotate(
@@ -138,28 +128,25 @@ export class KeyAdmin {
         plan: old.plan,
         perMinute: old.perMinute,
         perDay: old.perDay,
+        concurrentRequests: old.concurrentRequests,
         scopes: old.scopes,
+        // The current key's expiry is the lineage's.
         expiresAt: old.expiresAt,
-        lineageId: old.lineageId ?? old.id,
+        lineageId: lineageOf(old),
       },
       {
         oldExpiresAt: new Date(old.expiresAt ? Math.min(old.expiresAt.getTime(), overlapEnd) : overlapEnd),
         now: new Date(now),
       },
     );
-    // Someone revoked or rotated it to an end between the read and the transaction.
-    if (!rotated) throw new KeyAdminError('conflict', `API key ${id} is revoked or expired; it cannot be rotated`);
+    if (!rotated) throw changedMeanwhile(id);
     await this.#announce('key.rotate', id, { newKeyId: rotated.id, overlapSeconds });
     return { key: rotated, secret };
   }
 
   async usage(id: number): Promise<ApiKeyUsage> {
     const key = await this.get(id);
-    const snapshot = await readUsage(
-      this.#limits(),
-      rateLimitKeyOf(key),
-      limitsForPlan(key.plan, { perMinute: key.perMinute, perDay: key.perDay }),
-    );
+    const snapshot = await readUsage(this.#limits(), rateLimitKeyOf(key), minuteAndDay(planQuota(key.plan, key)));
     const [minute, day] = snapshot.windows.map((w) => ({
       limit: w.limit,
       used: w.used,
@@ -183,25 +170,37 @@ export class KeyAdmin {
 
   #limits(): RateLimitStore {
     if (!this.deps.limits) {
-      throw new KeyAdminError(
+      throw new AppError(
         'service_unavailable',
-        "Counters and bans are kept in each server's memory (no REDIS_URL): use the admin API of the server in question",
+        "Counters and bans are kept in each server's memory (neither REDIS_URL nor REDIS_CLUSTER_NODES is set): use the admin API of the server in question",
       );
     }
     return this.deps.limits;
   }
 
-  #checkActive(key: ApiKeyRecord, now: number): void {
-    if (key.revokedAt) throw new KeyAdminError('conflict', `API key ${key.id} is revoked; it cannot be rotated`);
+  /** 409 unless `key` is its lineage's current key and active: what revocation, expiry or rotation ended stays ended. */
+  async #checkCurrent(key: ApiKeyRecord, now: number, action: 'change' | 'rotate'): Promise<void> {
+    const cannot = action === 'change' ? 'cannot change' : 'cannot be rotated';
+    if (key.revokedAt) throw new AppError('conflict', `API key ${key.id} is revoked; revoked keys ${cannot}`);
     if (key.expiresAt && key.expiresAt.getTime() <= now)
-      throw new KeyAdminError('conflict', `API key ${key.id} has expired; it cannot be rotated`);
+      throw new AppError('conflict', `API key ${key.id} has expired; expired keys ${cannot}`);
+    if (key.rotatedAt) {
+      const successor = (await this.deps.store.lineage(lineageOf(key))).find((k) => k.id > key.id);
+      const current = successor ? `key ${successor.id}` : 'its successor';
+      throw new AppError(
+        'conflict',
+        `API key ${key.id} was rotated; its end is fixed. ${action === 'change' ? 'Change' : 'Rotate'} ${current}, the lineage's current key`,
+      );
+    }
   }
 
   #futureDate(value: string | undefined): Date | null {
     if (value === undefined) return null;
-    const date = new Date(value);
-    if (date.getTime() <= this.#now()) throw new KeyAdminError('invalid_request', 'expiresAt must be in the future');
-    return date;
+    // The contract's rule read the instant already (validation); it is read the same way here, never by Date's parser.
+    const ms = dateTimeMs(value);
+    if (ms === undefined) throw new AppError('invalid_request', 'expiresAt must be an RFC 3339 date-time');
+    if (ms <= this.#now()) throw new AppError('invalid_request', 'expiresAt must be in the future');
+    return new Date(ms);
   }
 
   async #announce(action: string, keyId: number, detail: Record<string, unknown> = {}): Promise<void> {
@@ -222,6 +221,9 @@ export class KeyAdmin {
   }
 }
 
+const changedMeanwhile = (id: number) =>
+  new AppError('conflict', `API key ${id} was revoked, rotated or expired meanwhile; read it again`);
+
 /** Creates a key after checking its limits; the raw key is returned once and never stored. */
 export async function createApiKey(
   store: Pick<ApiKeyStore, 'create'>,
@@ -236,6 +238,7 @@ export async function createApiKey(
     plan: input.plan,
     perMinute: input.perMinute ?? null,
     perDay: input.perDay ?? null,
+    concurrentRequests: input.concurrentRequests ?? null,
     scopes: input.scopes ?? [...SCOPES],
     expiresAt: input.expiresAt ?? null,
     lineageId: null,
@@ -244,13 +247,10 @@ export async function createApiKey(
 }
 
 /**
- * The plan's rule for a key's own limits (the rate-limit package's): enterprise keys are created with both, the other
+ * The plan's rule for a key's own limits (the contract's): enterprise keys are created with both, the other
  * plans take none. A change of an enterprise key's limits is checked together with the limit it keeps.
  */
-function checkLimits(
-  plan: ApiKeyRecord['plan'],
-  limits: { perMinute?: number | null | undefined; perDay?: number | null | undefined },
-): void {
+function checkLimits(plan: ApiKeyRecord['plan'], limits: CustomLimits): void {
   const problem = customLimitsProblem(plan, limits);
-  if (problem) throw new KeyAdminError('invalid_request', problem);
+  if (problem) throw new AppError('invalid_request', problem);
 }

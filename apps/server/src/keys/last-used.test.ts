@@ -1,43 +1,33 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDatabaseUrl } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import type { Database } from '../db/types.js';
+import { describe, expect, it } from 'vitest';
+import { useOpenDatabase } from '../../test/helpers.js';
 import { createApiKey } from './admin.js';
 import { LastUsedRecorder } from './last-used.js';
 
 describe('LastUsedRecorder', () => {
-  let dir: string;
-  let db: Database;
-  const writes: { at: Date; ids: readonly number[] }[] = [];
+  const opened = useOpenDatabase('sqlite');
+  const writes: { at: Date; ids: readonly number[]; kind?: string }[] = [];
   const store = {
     recordLastUsed: (at: Date, ids: readonly number[]) => {
       writes.push({ at, ids: [...ids] });
-      return db.apiKeys.recordLastUsed(at, ids);
+      return opened.db.apiKeys.recordLastUsed(at, ids);
+    },
+    recordLastDeprecatedCall: (at: Date, ids: readonly number[]) => {
+      writes.push({ at, ids: [...ids], kind: 'deprecatedCall' });
+      return opened.db.apiKeys.recordLastDeprecatedCall(at, ids);
     },
   };
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'last-used-'));
-    db = await openDatabase(parseDatabaseUrl(`file:${join(dir, 'k.db')}`));
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('writes each key once per minute, in one statement per minute, to the minute', async () => {
     let now = Date.UTC(2030, 0, 1, 10, 0, 12, 345);
     const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, now: () => now });
-    const a = (await createApiKey(db.apiKeys, { plan: 'free' })).record;
-    const b = (await createApiKey(db.apiKeys, { plan: 'free' })).record;
+    const a = (await createApiKey(opened.db.apiKeys, { plan: 'free' })).record;
+    const b = (await createApiKey(opened.db.apiKeys, { plan: 'free' })).record;
     writes.length = 0;
     for (let i = 0; i < 100; i++) recorder.record(a.id);
     recorder.record(b.id);
     await recorder.flush();
     expect(writes).toEqual([{ at: new Date(Date.UTC(2030, 0, 1, 10, 0)), ids: [a.id, b.id] }]);
-    expect((await db.apiKeys.findById(a.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 0)));
+    expect((await opened.db.apiKeys.findById(a.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 0)));
 
     // Same minute again: nothing to write.
     recorder.record(a.id);
@@ -48,14 +38,48 @@ describe('LastUsedRecorder', () => {
     recorder.record(b.id);
     await recorder.close();
     expect(writes).toHaveLength(2);
-    expect((await db.apiKeys.findById(b.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 1)));
-    expect((await db.apiKeys.findById(a.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 0)));
+    expect((await opened.db.apiKeys.findById(b.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 1)));
+    expect((await opened.db.apiKeys.findById(a.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 0)));
   });
 
   it('never moves a last use backwards (replicas flush in any order)', async () => {
-    const key = (await createApiKey(db.apiKeys, { plan: 'free' })).record;
-    await db.apiKeys.recordLastUsed(new Date(Date.UTC(2030, 0, 1, 10, 5)), [key.id]);
-    await db.apiKeys.recordLastUsed(new Date(Date.UTC(2030, 0, 1, 10, 4)), [key.id]);
-    expect((await db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 5)));
+    const key = (await createApiKey(opened.db.apiKeys, { plan: 'free' })).record;
+    await opened.db.apiKeys.recordLastUsed(new Date(Date.UTC(2030, 0, 1, 10, 5)), [key.id]);
+    await opened.db.apiKeys.recordLastUsed(new Date(Date.UTC(2030, 0, 1, 10, 4)), [key.id]);
+    expect((await opened.db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(new Date(Date.UTC(2030, 0, 1, 10, 5)));
+  });
+
+  it('notes calls of deprecated operations apart, in the same batches, one statement per minute', async () => {
+    let now = Date.UTC(2030, 0, 2, 9, 30, 5);
+    const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, now: () => now });
+    const a = (await createApiKey(opened.db.apiKeys, { plan: 'free' })).record;
+    const b = (await createApiKey(opened.db.apiKeys, { plan: 'free' })).record;
+    writes.length = 0;
+    for (let i = 0; i < 50; i++) {
+      recorder.record(a.id);
+      recorder.record(a.id, 'deprecatedCall');
+      recorder.record(b.id);
+    }
+    await recorder.flush();
+    const minute = new Date(Date.UTC(2030, 0, 2, 9, 30));
+    expect(writes).toEqual([
+      { at: minute, ids: [a.id, b.id] },
+      { at: minute, ids: [a.id], kind: 'deprecatedCall' },
+    ]);
+    expect(await opened.db.apiKeys.findById(a.id)).toMatchObject({ lastUsedAt: minute, lastDeprecatedCallAt: minute });
+    expect((await opened.db.apiKeys.findById(b.id))?.lastDeprecatedCallAt).toBeNull();
+
+    now += 5 * 60_000;
+    recorder.record(a.id, 'deprecatedCall');
+    await recorder.close();
+    expect(writes).toHaveLength(3);
+    expect((await opened.db.apiKeys.findById(a.id))?.lastDeprecatedCallAt).toEqual(
+      new Date(Date.UTC(2030, 0, 2, 9, 35)),
+    );
+    // Only forward, as lastUsedAt.
+    await opened.db.apiKeys.recordLastDeprecatedCall(minute, [a.id]);
+    expect((await opened.db.apiKeys.findById(a.id))?.lastDeprecatedCallAt).toEqual(
+      new Date(Date.UTC(2030, 0, 2, 9, 35)),
+    );
   });
 });

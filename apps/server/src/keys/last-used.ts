@@ -1,34 +1,40 @@
-import type { ApiKeyStore } from '../db/types.js';
+import type { ApiKeyStore, Database } from '../db/types.js';
+import type { Logger } from '../logger.js';
 
 const MINUTE_MS = 60_000;
 /** How often noted uses are written (a key's `lastUsedAt` is at most this much behind, on top of its minute). */
 export const LAST_USED_FLUSH_MS = 15_000;
 
+/** What is noted per key: any accepted request (`lastUsedAt`), a call of a deprecated operation (`lastDeprecatedCallAt`). */
+export type UseKind = 'use' | 'deprecatedCall';
+type Writer = Pick<ApiKeyStore, 'recordLastUsed' | 'recordLastDeprecatedCall'>;
+
 /**
- * Records each key's last use to the minute without a database write per request: a request notes its key's current
- * minute in memory (once per key and minute), and `flush()` writes the noted keys in one statement per minute value,
- * at most every `intervalMs`. A write only moves `lastUsedAt` forward, so replicas flushing in any order agree.
+ * Records each key's last use (and last call of a deprecated operation) to the minute without a database write per
+ * request: a request notes its key's current minute in memory (once per key, kind and minute), and `flush()` writes
+ * the noted keys in one statement per kind and minute value, at most every `intervalMs`. A write only moves the time
+ * forward, so replicas flushing in any order agree.
  */
 export class LastUsedRecorder {
-  /** Key id -> minute (ms) noted and not yet written. */
-  #pending = new Map<number, number>();
-  /** Key id -> last minute noted, so a key's further requests in that minute cost one map read. */
-  readonly #noted = new Map<number, number>();
+  /** Per kind: key id -> minute (ms) noted and not yet written. */
+  #pending: Record<UseKind, Map<number, number>> = { use: new Map(), deprecatedCall: new Map() };
+  /** Per kind: key id -> last minute noted, so a key's further requests in that minute cost one map read. */
+  readonly #noted: Record<UseKind, Map<number, number>> = { use: new Map(), deprecatedCall: new Map() };
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(
-    private readonly store: Pick<ApiKeyStore, 'recordLastUsed'>,
+    private readonly store: Writer,
     private readonly options: { intervalMs: number; now?: () => number; onError?: (err: unknown) => void },
   ) {}
 
-  /** Notes a use of the key now. */
-  record(keyId: number): void {
+  /** Notes a use of the key now (`deprecatedCall`: a call of a deprecated operation). */
+  record(keyId: number, kind: UseKind = 'use'): void {
     const minute = Math.floor((this.options.now ?? Date.now)() / MINUTE_MS) * MINUTE_MS;
-    if (this.#noted.get(keyId) === minute) return;
-    this.#noted.set(keyId, minute);
-    this.#pending.set(keyId, minute);
+    if (this.#noted[kind].get(keyId) === minute) return;
+    this.#noted[kind].set(keyId, minute);
+    this.#pending[kind].set(keyId, minute);
     this.#arm();
   }
 
@@ -39,17 +45,20 @@ export class LastUsedRecorder {
     }, this.options.intervalMs).unref();
   }
 
-  /** Writes what was noted (one statement per distinct minute). Flushes run one after another. */
+  /** Writes what was noted (one statement per kind and distinct minute). Flushes run one after another. */
   flush(): Promise<void> {
-    const run = this.#flushing.then(() => this.#write());
+    const run = this.#flushing.then(async () => {
+      await this.#write('use', (at, ids) => this.store.recordLastUsed(at, ids));
+      await this.#write('deprecatedCall', (at, ids) => this.store.recordLastDeprecatedCall(at, ids));
+    });
     this.#flushing = run.catch(() => undefined);
     return run;
   }
 
-  async #write(): Promise<void> {
-    const pending = this.#pending;
+  async #write(kind: UseKind, write: (at: Date, ids: readonly number[]) => Promise<void>): Promise<void> {
+    const pending = this.#pending[kind];
     if (pending.size === 0) return;
-    this.#pending = new Map();
+    this.#pending[kind] = new Map();
     const byMinute = new Map<number, number[]>();
     for (const [id, minute] of pending) {
       const ids = byMinute.get(minute);
@@ -58,12 +67,12 @@ export class LastUsedRecorder {
     }
     // Keys noted in an older minute will be noted again on their next use: forget them so the map stays bounded.
     const latest = Math.max(...byMinute.keys());
-    for (const [id, minute] of this.#noted) if (minute < latest) this.#noted.delete(id);
+    for (const [id, minute] of this.#noted[kind]) if (minute < latest) this.#noted[kind].delete(id);
     try {
-      for (const [minute, ids] of byMinute) await this.store.recordLastUsed(new Date(minute), ids);
+      for (const [minute, ids] of byMinute) await write(new Date(minute), ids);
     } catch (err) {
       // Keep what failed for the next flush (a newer minute noted meanwhile wins).
-      for (const [id, minute] of pending) if (!this.#pending.has(id)) this.#pending.set(id, minute);
+      for (const [id, minute] of pending) if (!this.#pending[kind].has(id)) this.#pending[kind].set(id, minute);
       if (!this.#closed) this.#arm();
       throw err;
     }
@@ -76,4 +85,14 @@ export class LastUsedRecorder {
     this.#timer = undefined;
     await this.flush();
   }
+}
+
+/** The recorder of a database's keys, logging (and retrying) what it could not write. */
+export function lastUsedRecorder(db: Pick<Database, 'apiKeys'>, logger: Logger, now?: () => number): LastUsedRecorder {
+  return new LastUsedRecorder(db.apiKeys, {
+    intervalMs: LAST_USED_FLUSH_MS,
+    ...(now && { now }),
+    onError: (err) =>
+      logger.warn({ err: (err as Error).message }, 'could not record when keys were last used; retrying'),
+  });
 }

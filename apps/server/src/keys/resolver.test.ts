@@ -1,34 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDatabaseUrl } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import type { Database } from '../db/types.js';
+import { describe, expect, it } from 'vitest';
+import { useOpenDatabase } from '../../test/helpers.js';
 import { createApiKey } from './admin.js';
 import { generateRawKey } from './format.js';
 import { hashKey, KEY_LOOKUP_NEEDED, KeyResolver } from './resolver.js';
 
 describe('KeyResolver', () => {
-  let dir: string;
-  let db: Database;
+  const opened = useOpenDatabase('sqlite');
   let lookups = 0;
-  const store = { findByHash: (hash: string) => (lookups++, db.apiKeys.findByHash(hash)) };
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keys-'));
-    db = await openDatabase(parseDatabaseUrl(`file:${join(dir, 'k.db')}`));
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = { findByHash: (hash: string) => (lookups++, opened.db.apiKeys.findByHash(hash)) };
 
   it('stores a key only as its hash and a display prefix', async () => {
-    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'pro', name: 'ci' });
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'pro', name: 'ci' });
     expect(record.hash).toBe(hashKey(raw));
     expect(record.prefix).toBe(raw.slice(0, 12));
     expect(JSON.stringify(record)).not.toContain(raw.slice(12));
-    await expect(createApiKey(db.apiKeys, { plan: 'free', perMinute: 5 })).rejects.toThrow(/enterprise/);
+    await expect(createApiKey(opened.db.apiKeys, { plan: 'free', perMinute: 5 })).rejects.toThrow(/enterprise/);
   });
 
   it('refuses a key whose checksum does not match, or of no known shape, without a lookup', async () => {
@@ -49,10 +35,10 @@ describe('KeyResolver', () => {
   it('caches lookups for the TTL; clear() forgets them at once', async () => {
     let now = 1_000_000;
     const resolver = new KeyResolver(store, 5000, () => now);
-    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
     expect(resolver.peek(raw)).not.toBeUndefined();
     expect((await resolver.resolve(raw)) as { id: number }).toMatchObject({ id: record.id });
-    await db.apiKeys.revoke({ id: record.id }, new Date());
+    await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
     expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached: the TTL is the safety net
     resolver.clear();
@@ -67,17 +53,17 @@ describe('KeyResolver', () => {
     // The lookup reads the row, then waits: the key changes and the cache is cleared before its answer arrives.
     const slow = {
       findByHash: async (hash: string) => {
-        const record = await db.apiKeys.findByHash(hash);
+        const record = await opened.db.apiKeys.findByHash(hash);
         read();
         await gate;
         return record;
       },
     };
     const resolver = new KeyResolver(slow, 60_000);
-    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
     const pending = resolver.resolve(raw);
     await hasRead;
-    await db.apiKeys.revoke({ id: record.id }, new Date());
+    await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     resolver.clear();
     release();
     expect(await pending).toMatchObject({ id: record.id }); // what it read before the change
@@ -87,17 +73,17 @@ describe('KeyResolver', () => {
   it("answers 'expired' for a key past its expiry", async () => {
     let now = Date.UTC(2030, 0, 1);
     const resolver = new KeyResolver(store, 60_000, () => now);
-    const { raw } = await createApiKey(db.apiKeys, { plan: 'free', expiresAt: new Date(now + 1000) });
+    const { raw } = await createApiKey(opened.db.apiKeys, { plan: 'free', expiresAt: new Date(now + 1000) });
     expect(await resolver.resolve(raw)).toMatchObject({ plan: 'free' });
     now += 1000;
     expect(resolver.peek(raw)).toBe('expired');
   });
   it('without a change notification, a revocation takes effect once the cache time has passed (the safety net)', async () => {
     let now = 1_000_000;
-    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
-    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    const resolver = new KeyResolver(opened.db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
     expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
-    await db.apiKeys.revoke({ id: record.id }, new Date());
+    await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
     expect(await resolver.resolve(raw)).toMatchObject({ id: record.id }); // still cached
     now += 2;
@@ -106,13 +92,13 @@ describe('KeyResolver', () => {
 
   it('peek answers what resolve answers, from the cache only, and asks for a lookup otherwise', async () => {
     let now = 1_000_000;
-    const resolver = new KeyResolver(db.apiKeys, 5000, () => now);
-    const { raw, record } = await createApiKey(db.apiKeys, { plan: 'free' });
+    const resolver = new KeyResolver(opened.db.apiKeys, 5000, () => now);
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
     expect(resolver.peek('nope')).toBeUndefined();
     expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
     expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
     expect(resolver.peek(raw)).toMatchObject({ id: record.id });
-    await db.apiKeys.revoke({ id: record.id }, new Date());
+    await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
     expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached, as resolve
     now += 2;

@@ -70,7 +70,7 @@ describe.skipIf(!postgresAvailable())('PostgreSQL failures (a private cluster, s
     expect(created).toBe(1);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     expect(
-      await metricValue(server.url, 'dependency_failures_total', 'reason="database_unreachable"'),
+      await metricValue(server.url, 'animal_store_dependency_failures_total', 'reason="database_unreachable"'),
     ).toBeGreaterThanOrEqual(31);
     noStacks(server);
   });
@@ -101,7 +101,9 @@ describe.skipIf(!postgresAvailable())('PostgreSQL failures (a private cluster, s
       body: JSON.stringify({ name: 'After the lock', categoryId: 1 }),
     });
     expect(res.status).toBe(201);
-    expect(await metricValue(server.url, 'dependency_failures_total', 'reason="database_timeout"')).toBeGreaterThan(0);
+    expect(
+      await metricValue(server.url, 'animal_store_dependency_failures_total', 'reason="database_timeout"'),
+    ).toBeGreaterThan(0);
     noStacks(server);
   });
 

@@ -65,7 +65,7 @@ describe.skipIf('skip' in tmpfs)('SQLite on a small filesystem that fills up', (
     for (const id of acknowledged) {
       expect((await fetch(`${server.url}/v1/pets/${id}`, { headers })).status, `pet ${id}`).toBe(200);
     }
-    expect(await metricValue(server.url, 'dependency_failures_total', 'reason="disk_full"')).toBe(5);
+    expect(await metricValue(server.url, 'animal_store_dependency_failures_total', 'reason="disk_full"')).toBe(5);
     noStacks(server);
     await server.kill();
     const db = new BetterSqlite3(file, { readonly: true });

@@ -74,13 +74,7 @@ export async function startPeer(script: PeerScript | PeerReply[]): Promise<Peer>
 }
 
 /** A port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort as closedPort } from '@animal-store/test-services';
 
 /** Lets real I/O run (setImmediate is not faked) until `condition` holds; bounded. */
 export async function until(condition: () => boolean, turns = 5000): Promise<void> {

@@ -10,7 +10,7 @@ for (const [file, build] of [
   ['openapi.json', buildOpenApiDocument],
   ['admin-openapi.json', buildAdminOpenApiDocument],
 ] as const) {
-  const target = fileURLToPath(new URL(`../${file}`, import.meta.url));
+  const target = fileURLToPath(new URL(`../../dist/${file}`, import.meta.url));
   writeFileSync(target, `${JSON.stringify(build(), null, 2)}\n`);
   console.log(`wrote ${target}`);
 }

@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisClient, type RedisClientOptions } from '../redis-store.js';
 
@@ -64,17 +63,8 @@ export async function deleteClusterPrefix(cluster: Cluster, prefix: string): Pro
   return deleted;
 }
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+/** A free TCP port on 127.0.0.1 (the workspace's test services have the one helper). */
+export { freePort } from '@animal-store/test-services';
 
 /** Starts `redis-server` on `port` (no persistence) and waits until it accepts connections. */
 export async function startRedisServer(port: number): Promise<ChildProcess> {

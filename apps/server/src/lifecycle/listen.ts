@@ -1,0 +1,68 @@
+import type { Server } from 'node:http';
+import express, { type Express } from 'express';
+import type { Config } from '../config/load.js';
+import { notFound } from '../http/error-handler.js';
+import { mountOperations, type OperationsOptions } from '../http/operations.js';
+import { createServer } from '../http/server.js';
+import type { Admission } from '../overload/admission.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
+
+/** Serves `app` on the configured address and limits; a server that cannot listen ends the process. */
+export function listen(
+  app: Express,
+  config: Config,
+  context: { logger: Logger; metrics: Metrics; database: string; admission?: Admission | undefined },
+): Server {
+  const { logger, metrics } = context;
+  // One line per burst when the connection cap is reached (not one per refused connection), and a counter.
+  let lastDropLog = 0;
+  const server: Server = createServer(app, {
+    limits: config.http,
+    admission: context.admission,
+    onProtocolError: (status) => metrics.protocolErrors.inc({ http_response_status_code: status }),
+    onConnectionDropped: () => {
+      metrics.droppedConnections.inc();
+      if (Date.now() - lastDropLog < 10_000) return;
+      lastDropLog = Date.now();
+      logger.warn({ maxConnections: config.http.maxConnections }, 'connection limit reached: refusing new connections');
+    },
+  }).listen(config.port, config.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const rateLimitStore = config.redisClusterNodes ? 'redis-cluster' : config.redisUrl ? 'redis' : 'memory';
+    logger.info(
+      { port, host: config.host, database: context.database, rateLimitStore },
+      `listening on http://${config.host}:${port}`,
+    );
+  });
+  exitWhenCannotListen(server, logger);
+  return server;
+}
+
+/**
+ * OPS_PORT: /healthz, /readyz and /metrics on a listener of their own. A flood of API connections fills the API port's
+ * listen queue, which the process empties one connection per event-loop turn (docs/overload.md); probes queued behind
+ * it would wait for the flood to end. Here they queue only behind other probes, and nothing is shed.
+ */
+export function listenOps(config: Config, options: OperationsOptions): Server {
+  const app = express();
+  app.disable('x-powered-by');
+  mountOperations(app, { ...options, metricsToken: config.metricsToken });
+  app.use(notFound);
+  const server = createServer(app, { limits: config.http }).listen(config.opsPort, config.host, () => {
+    options.logger.info(
+      { port: config.opsPort, host: config.host },
+      'operations (/healthz, /readyz, /metrics) listening',
+    );
+  });
+  exitWhenCannotListen(server, options.logger);
+  return server;
+}
+
+function exitWhenCannotListen(server: Server, logger: Logger): void {
+  server.on('error', (err) => {
+    logger.fatal({ err: err.message }, 'cannot listen');
+    process.exit(1);
+  });
+}

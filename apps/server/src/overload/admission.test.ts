@@ -1,0 +1,127 @@
+import http, { type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ApiKeyRecord } from '../db/types.js';
+import { Admission } from './admission.js';
+import type { Pressure } from './pressure.js';
+import { HARD_LEVEL, type ShedPlan } from './priorities.js';
+
+/** The shed level the test sets (a monitor's view, without its timer). */
+const monitor = { level: 0, pressure: { ratio: 2, signal: 'event_loop_delay' } as Pressure };
+let server: Server | undefined;
+afterEach(async () => {
+  monitor.level = 0;
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+/** Keys the key cache "knows": `Bearer <plan>` is a cached key of that plan, `Bearer uncached-<plan>` needs a lookup. */
+const planOf = (req: IncomingMessage): ShedPlan | undefined => {
+  const { authorization } = req.headers;
+  if (authorization === undefined) return 'none';
+  const token = authorization.slice('Bearer '.length);
+  return token.startsWith('uncached-') ? undefined : (token as ShedPlan);
+};
+
+async function start() {
+  const shed: string[] = [];
+  const admission = new Admission({ monitor, onShed: (plan, signal) => shed.push(`${plan}/${signal}`) });
+  admission.planOf = planOf;
+  const app = express();
+  // The key lookup, as resolveApiKey does it: the record of an uncached key.
+  app.use((req, _res, next) => {
+    const token = req.headers.authorization?.slice('Bearer uncached-'.length);
+    req.apiKey = token ? ({ plan: token } as ApiKeyRecord) : null;
+    next();
+  });
+  app.use(admission.afterKeyLookup);
+  app.use((_req, res) => void res.json({ ok: true }));
+  server = http.createServer((req, res) => void (admission.admit(req, res) && app(req, res)));
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const send = (path: string, key?: string, method = 'GET') =>
+    fetch(`${origin}${path}`, { method, headers: key ? { authorization: `Bearer ${key}` } : {} });
+  return { admission, shed, send };
+}
+
+describe('Admission', () => {
+  it('admits everything at level 0, counting requests in flight until their response closes', async () => {
+    const { admission, send } = await start();
+    const answers = await Promise.all([send('/v1/pets'), send('/v1/pets', 'free'), send('/docs')]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    await vi.waitFor(() => expect(admission.inFlight).toBe(0));
+  });
+
+  it('answers a shed request 503 with the Error body, Retry-After and no-store, telling its plan and signal', async () => {
+    const { shed, send } = await start();
+    monitor.level = 1;
+    const answer = await send('/v1/pets');
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await answer.json()).toEqual({
+      code: 'service_unavailable',
+      message: 'The service is overloaded; retry after the Retry-After delay',
+      status: 503,
+    });
+    expect(shed).toEqual(['none/event_loop_delay']);
+  });
+
+  it('never sheds the probes, the scrape or the admin API, even at the top', async () => {
+    const { send } = await start();
+    monitor.level = HARD_LEVEL + 1;
+    const paths = ['/healthz', '/readyz?verbose=1', '/metrics', '/admin/v1/keys', '/admin/v1'];
+    expect((await Promise.all(paths.map((p) => send(p)))).map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await send('/admin/v2')).status).toBe(503);
+    expect((await send('/healthzz')).status).toBe(503);
+  });
+
+  it('sheds lower classes first: no key, then each plan, reads of a plan before its creates', async () => {
+    const { send } = await start();
+    const shareShed = async (key: string | undefined, method = 'GET') => {
+      let shed = 0;
+      for (let i = 0; i < 20; i++) if ((await send('/v1/pets', key, method)).status === 503) shed++;
+      return shed / 20;
+    };
+    const table: Record<string, number[]> = {};
+    for (const level of [0.5, 1.5, 2.25, 4.5]) {
+      monitor.level = level;
+      table[level] = [
+        await shareShed(undefined),
+        await shareShed('free'),
+        await shareShed('free', 'POST'),
+        await shareShed('pro'),
+        await shareShed('business'),
+        await shareShed('enterprise'),
+        await shareShed('enterprise', 'POST'),
+      ];
+    }
+    //                 none  free  free POST  pro   business  enterprise  enterprise POST
+    expect(table).toEqual({
+      0.5: [0.5, 0, 0, 0, 0, 0, 0],
+      1.5: [1, 0.5, 0, 0, 0, 0, 0],
+      2.25: [1, 1, 0.75, 0.25, 0, 0, 0],
+      4.5: [1, 1, 1, 1, 1, 0.5, 0],
+    });
+  });
+
+  it('decides a key the cache does not hold after its lookup, by the plan found', async () => {
+    const { send, shed } = await start();
+    monitor.level = 2; // free shed, pro not
+    expect((await send('/v1/pets', 'uncached-free')).status).toBe(503);
+    expect((await send('/v1/pets', 'uncached-pro')).status).toBe(200);
+    expect(shed).toEqual(['free/event_loop_delay']);
+  });
+
+  it('at the hard level sheds everything that may be shed without looking at the key', async () => {
+    const { admission, send, shed } = await start();
+    const probe = vi.fn(planOf);
+    admission.planOf = probe;
+    monitor.level = HARD_LEVEL;
+    expect((await send('/v1/pets', 'enterprise', 'POST')).status).toBe(503);
+    expect(probe).not.toHaveBeenCalled();
+    expect(shed).toEqual(['unknown/event_loop_delay']);
+  });
+});

@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorBody } from '@animal-store/contract';
+import type { RequestHandler } from 'express';
+import type { SaturationMonitor } from './monitor.js';
+import type { SignalName } from './pressure.js';
+import { HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
+
+/** The plan of a request's bearer key when it is known without a lookup (cached), `none` without a valid key. */
+export type PlanProbe = (req: IncomingMessage) => ShedPlan | undefined;
+
+/** Seconds a shed client should wait: overload passes in seconds, and clients add their own jitter. */
+export const SHED_RETRY_AFTER_SECONDS = 1;
+
+const SHED_BODY = Buffer.from(
+  JSON.stringify(errorBody('service_unavailable', 'The service is overloaded; retry after the Retry-After delay')),
+);
+const SHED_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Content-Length': String(SHED_BODY.length),
+  'Retry-After': String(SHED_RETRY_AFTER_SECONDS),
+  'Cache-Control': 'no-store',
+};
+
+/** Requests the first gate let through without knowing their plan: the second decides after the key lookup. */
+const undecided = new WeakSet<IncomingMessage>();
+
+export interface AdmissionOptions {
+  readonly monitor: Pick<SaturationMonitor, 'level' | 'pressure'>;
+  /** Told of every shed answer (metrics). */
+  readonly onShed?: (plan: ShedPlan | 'unknown', signal: SignalName, req: IncomingMessage) => void;
+}
+
+/**
+ * Admission control at the door. `admit` runs on node:http's request event, before Express and before any key lookup
+ * or database work: a request that may be shed is answered 503 there, with a body made once, at the cost of little
+ * more than parsing it. A request of class c is shed with probability clamp(level - c, 0, 1) (pressure.ts), spread
+ * evenly by an accumulator per class rather than by chance. Its plan comes from the key cache (`planOf`); a key that
+ * is not cached is decided by `afterKeyLookup` instead, and at the hard level everything that may be shed is shed
+ * without looking at the key. Admitted requests are counted in flight until their response closes.
+ */
+export class Admission {
+  #inFlight = 0;
+  /** Shed debt per class and method, in halves of a class (0, 0.5, 1, ...). */
+  readonly #debt = new Float64Array(2 * HARD_LEVEL + 2);
+  /** Tells the plan of a cached key (createApp sets it: the key cache lives in the app). */
+  planOf: PlanProbe = () => undefined;
+  readonly #finished: () => void;
+
+  constructor(private readonly options: AdmissionOptions) {
+    this.#finished = () => void this.#inFlight--;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** True when the request goes on; false when it was answered 503 here. */
+  admit(req: IncomingMessage, res: ServerResponse): boolean {
+    const { level } = this.options.monitor;
+    if (level > 0 && !neverShed(req.url ?? '/')) {
+      const plan = level >= HARD_LEVEL ? 'unknown' : this.planOf(req);
+      if (plan === undefined) undecided.add(req);
+      else if (plan === 'unknown' || this.#sheds(plan, req.method ?? 'GET', level)) {
+        this.#shed(req, res, plan);
+        return false;
+      }
+    }
+    this.#inFlight++;
+    res.once('close', this.#finished);
+    return true;
+  }
+
+  /** The second gate, right after the key lookup, for the requests whose plan the first could not tell. */
+  readonly afterKeyLookup: RequestHandler = (req, res, next) => {
+    if (!undecided.has(req)) return next();
+    undecided.delete(req);
+    const plan: ShedPlan = req.apiKey ? req.apiKey.plan : 'none';
+    if (this.#sheds(plan, req.method, this.options.monitor.level)) this.#shed(req, res, plan);
+    else next();
+  };
+
+  #sheds(plan: ShedPlan, method: string, level: number): boolean {
+    const cls = priorityClass(plan, method);
+    const share = Math.min(1, Math.max(0, level - cls));
+    const slot = cls * 2;
+    if (share === 0) {
+      this.#debt[slot] = 0;
+      return false;
+    }
+    const debt = this.#debt[slot]! + share;
+    if (debt < 1) {
+      this.#debt[slot] = debt;
+      return false;
+    }
+    this.#debt[slot] = debt - 1;
+    return true;
+  }
+
+  #shed(req: IncomingMessage, res: ServerResponse, plan: ShedPlan | 'unknown'): void {
+    res.writeHead(503, SHED_HEADERS);
+    res.end(SHED_BODY);
+    this.options.onShed?.(plan, this.options.monitor.pressure.signal, req);
+  }
+}

@@ -1,0 +1,18 @@
+import type { IncomingMessage } from 'node:http';
+import { bearerToken } from '../http/auth.js';
+import { KEY_LOOKUP_NEEDED, type KeyResolver } from '../keys/resolver.js';
+import type { PlanProbe } from './admission.js';
+
+/**
+ * The admission gate's view of a request's key, from the key cache alone (a checksum and a hash, no lookup): the plan
+ * of an active cached key, `none` without a valid one, undefined when only a lookup can tell (the second gate decides).
+ */
+export function planProbe(keys: Pick<KeyResolver, 'peek'>): PlanProbe {
+  return (req: IncomingMessage) => {
+    const token = bearerToken(req);
+    if (typeof token !== 'string') return 'none';
+    const resolution = keys.peek(token);
+    if (resolution === KEY_LOOKUP_NEEDED) return undefined;
+    return typeof resolution === 'object' ? resolution.plan : 'none';
+  };
+}

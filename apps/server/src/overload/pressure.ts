@@ -1,0 +1,72 @@
+/**
+ * How saturated the process is, from its own signals, and the shed level that follows: the controller of load
+ * shedding (admission.ts applies the level to each request).
+ */
+
+/** The process's own signals, sampled by monitor.ts. */
+export interface SaturationSignals {
+  /** How late the sampler's timer fired (ms): how long a request that arrives now waits for the event loop. */
+  readonly eventLoopDelayMs: number;
+  /** Share of the last sample period the event loop was busy (0..1). */
+  readonly eventLoopUtilization: number;
+  /** Requests admitted and not yet finished. */
+  readonly inFlight: number;
+  /** Queries waiting for a database pool connection (PostgreSQL; 0 on SQLite). */
+  readonly dbWaiting: number;
+}
+
+/** Where each signal means "saturated" (config's LOAD_SHED_*); 0 leaves in-flight or the pool queue out. */
+export interface SaturationThresholds {
+  readonly eventLoopDelayMs: number;
+  readonly eventLoopUtilization: number;
+  readonly maxInFlight: number;
+  readonly maxDbWaiting: number;
+}
+
+/** The signal names, as the metrics' `reason` label. */
+export const SIGNALS = ['event_loop_delay', 'event_loop_utilization', 'requests_in_flight', 'db_pool_queue'] as const;
+export type SignalName = (typeof SIGNALS)[number];
+
+/** The most saturated signal and its ratio to its threshold (above 1: saturated). */
+export interface Pressure {
+  readonly ratio: number;
+  readonly signal: SignalName;
+}
+
+export function pressureOf(signals: SaturationSignals, limits: SaturationThresholds): Pressure {
+  const ratios: [SignalName, number][] = [
+    ['event_loop_delay', signals.eventLoopDelayMs / limits.eventLoopDelayMs],
+    ['event_loop_utilization', signals.eventLoopUtilization / limits.eventLoopUtilization],
+    ['requests_in_flight', limits.maxInFlight > 0 ? signals.inFlight / limits.maxInFlight : 0],
+    ['db_pool_queue', limits.maxDbWaiting > 0 ? signals.dbWaiting / limits.maxDbWaiting : 0],
+  ];
+  let worst = ratios[0]!;
+  for (const entry of ratios) if (entry[1] > worst[1]) worst = entry;
+  return { signal: worst[0], ratio: worst[1] };
+}
+
+/**
+ * Priority classes, lowest shed first: requests without a valid key, then each plan in order; a create sits half a
+ * class above a read of its plan (admission.ts). The shed level runs from 0 (admit everything) to TOP_LEVEL (shed
+ * everything that may be shed); a request of class c is shed with probability clamp(level - c, 0, 1).
+ */
+export const TOP_LEVEL = 5.5;
+
+/** The controller's steps, per sample: rise with the overshoot, fall slowly. */
+const RISE_MIN = 0.05;
+const RISE_GAIN = 0.25;
+const FALL = 0.05;
+/** Below this share of every threshold the level falls; between it and 1 it holds (the hysteresis band). */
+export const RECOVER_BELOW = 0.8;
+
+/**
+ * The next shed level after a sample: it rises while any signal is past its threshold (faster the further past, so a
+ * stalled loop reaches the top in a few samples), holds in the band below, and falls slowly only when every signal is
+ * well below (RECOVER_BELOW): admission settles where the process is busy but not queueing, and one good sample does
+ * not reopen the gates.
+ */
+export function nextLevel(level: number, pressure: number): number {
+  if (pressure > 1) return Math.min(TOP_LEVEL, level + RISE_MIN + RISE_GAIN * (pressure - 1));
+  if (pressure < RECOVER_BELOW) return Math.max(0, level - FALL);
+  return level;
+}

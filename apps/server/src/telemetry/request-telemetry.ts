@@ -1,0 +1,138 @@
+import { adminContract, contract } from '@animal-store/contract';
+import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Request, Response } from 'express';
+import type { Metrics } from './metrics.js';
+import { activeTracer } from './spans.js';
+
+/**
+ * The telemetry of one request: the request-duration and per-operation metrics when it finishes, and, with tracing
+ * on, one SERVER span by the stable HTTP conventions, continuing an incoming W3C `traceparent`/`tracestate`. A manual
+ * span here, rather than the http/express auto-instrumentation, because the server builds its own request and response
+ * objects and pre-serialised bodies (http/ fast paths) that the patches would miss or slow down; here it is one object
+ * per sampled request and exact attributes. Never recorded: headers (Authorization), the query, bodies.
+ */
+
+/** Methods the conventions name; any other is `_OTHER`, so labels and attributes stay bounded. */
+const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
+const methodOf = (method: string) => (KNOWN_METHODS.has(method) ? method : '_OTHER');
+
+/** Contract operation by method and route pattern (`GET /v1/pets` -> listPets), for the per-operation metric. */
+const OPERATIONS = new Map<string, string>(
+  [...Object.entries(contract), ...Object.entries(adminContract)].map(([name, route]) => [
+    `${route.method} ${route.path}`,
+    name,
+  ]),
+);
+const API_PATH = /^\/(v1|admin\/v1)(\/|$)/;
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own way to extend its request and response
+  namespace Express {
+    interface Request {
+      /** The request's SERVER span (tracing on), sampled or not: its ids go on the log line. */
+      span?: Span;
+    }
+    interface Response {
+      /** Why a 5xx answer failed (a dependency-failure reason): the `error.type` of its metric and span. */
+      errorType?: string;
+    }
+  }
+}
+
+/** Starts the request's span (tracing on) and runs the rest of the chain in its context when it is sampled. */
+export function beginRequest(req: Request, metrics: Metrics, next: () => void): void {
+  metrics.activeRequests.inc({ http_request_method: methodOf(req.method) });
+  const tracer = activeTracer();
+  if (!tracer) return next();
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const host = req.headers.host ?? '';
+  const colon = host.lastIndexOf(':');
+  const span = tracer.startSpan(
+    methodOf(req.method) === '_OTHER' ? 'HTTP' : req.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': methodOf(req.method),
+        'url.path': req.path,
+        'url.scheme': req.protocol,
+        'server.address': colon > 0 && !host.endsWith(']') ? host.slice(0, colon) : host,
+        ...(colon > 0 && !host.endsWith(']') ? { 'server.port': Number(host.slice(colon + 1)) } : {}),
+        'client.address': req.ip ?? '',
+        'network.protocol.version': req.httpVersion,
+        ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
+      },
+    },
+    parent,
+  );
+  req.span = span;
+  if (!span.isRecording()) return next();
+  const active = trace.setSpan(parent, span);
+  // The request's body events come from the socket, outside this context: bound, the handlers after them keep it.
+  context.bind(active, req);
+  context.with(active, next);
+}
+
+/** The route pattern of a matched request (`/v1/pets/:petId`), undefined when no route matched. */
+export function routeOf(req: Request): string | undefined {
+  return req.route ? `${req.baseUrl}${String((req.route as { path: unknown }).path)}` : undefined;
+}
+
+/** Records a request that is over (answered or abandoned): metrics (with the trace as exemplar when sampled) and the end of its span. */
+export function endRequest(req: Request, res: Response, metrics: Metrics, seconds: number): void {
+  const method = methodOf(req.method);
+  // A client that went away before the answer: no status was sent (the conventions then leave it out).
+  const status = res.writableFinished ? res.statusCode : undefined;
+  const route = routeOf(req);
+  const errorType = status === undefined ? 'aborted' : status >= 500 ? (res.errorType ?? String(status)) : undefined;
+  metrics.activeRequests.dec({ http_request_method: method });
+  const labels = {
+    http_request_method: method,
+    ...(status !== undefined && { http_response_status_code: status }),
+    ...(route !== undefined && { http_route: route }),
+    ...(errorType !== undefined && { error_type: errorType }),
+  };
+  const span = req.span;
+  const sampled = span?.isRecording() === true;
+  metrics.requestDuration.observe(
+    sampled ? { labels, value: seconds, exemplarLabels: exemplarOf(span) as never } : { labels, value: seconds },
+  );
+  if (API_PATH.test(req.originalUrl)) {
+    metrics.operationDuration.observe(
+      {
+        operation: (route && OPERATIONS.get(`${req.method} ${route}`)) ?? 'other',
+        plan: req.apiKey?.plan ?? 'none',
+        outcome: status === undefined ? 'aborted' : outcomeOf(status),
+      },
+      seconds,
+    );
+  }
+  if (!span) return;
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
+  if (route !== undefined) {
+    span.setAttribute('http.route', route);
+    span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
+  }
+  if (errorType !== undefined) {
+    span.setAttribute('error.type', errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/** The log line's trace fields: the ids of the request's span (sampled or not), absent with tracing off. */
+export function traceFields(req: Request): { trace_id: string; span_id: string } | undefined {
+  const spanContext = req.span?.spanContext();
+  return spanContext && { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}
+
+function exemplarOf(span: Span): { trace_id: string; span_id: string } {
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+function outcomeOf(status: number): string {
+  if (status < 400) return 'success';
+  if (status === 429) return 'throttled';
+  if (status === 503) return 'unavailable';
+  return status >= 500 ? 'error' : 'client_error';
+}

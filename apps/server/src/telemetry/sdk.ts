@@ -1,0 +1,128 @@
+/**
+ * The OpenTelemetry SDK, started only when tracing is configured (main.ts imports this module dynamically, so with
+ * tracing off none of it is loaded). Spans go in batches to an OTLP/HTTP endpoint (protobuf or JSON), which the
+ * exporter reads from the standard OTEL_EXPORTER_OTLP_* variables itself, as the resource detector reads
+ * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. No auto-instrumentation: the server makes its own spans (cheaper
+ * and exact on its fast paths); Prisma's instrumentation adds Prisma's spans (the API-key queries).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  context,
+  diag,
+  DiagLogLevel,
+  propagation,
+  trace,
+  type TextMapPropagator,
+  type Tracer,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  detectResources,
+  envDetector,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { PrismaInstrumentation } from '@prisma/instrumentation';
+import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
+import type { Logger } from '../logger.js';
+
+export const TRACER_NAME = '@animal-store/server';
+
+export interface TracingRuntime {
+  readonly tracer: Tracer;
+  /** Exports what is still queued, then unregisters everything (idempotent). */
+  shutdown(): Promise<void>;
+}
+
+/** Registers the SDK globally (context manager, propagators, tracer provider, Prisma's instrumentation). */
+export async function startTracing(
+  config: Extract<TracingConfig, { enabled: true }>,
+  service: { name: string; version: string },
+  logger?: Logger,
+): Promise<TracingRuntime> {
+  // The SDK's own problems (an export that failed, a full queue) as warnings in our log, not lost.
+  if (logger) {
+    diag.setLogger(
+      {
+        error: (message) => logger.warn({ otel: true }, message),
+        warn: (message) => logger.warn({ otel: true }, message),
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      },
+      DiagLogLevel.WARN,
+    );
+  }
+  const resource = resourceFromAttributes({
+    'service.name': service.name,
+    'service.version': service.version,
+    'service.instance.id': randomUUID(),
+  }).merge(detectResources({ detectors: [hostDetector, processDetector, envDetector] }));
+  const provider = new TracerProvider({
+    resource,
+    sampler: samplerOf(config.sampler),
+    spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch })],
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(propagatorOf(config.propagators));
+  trace.setGlobalTracerProvider(provider);
+  const prisma = new PrismaInstrumentation();
+  prisma.setTracerProvider(provider);
+  prisma.enable();
+
+  let stopped: Promise<void> | undefined;
+  return {
+    tracer: provider.getTracer(TRACER_NAME),
+    shutdown() {
+      stopped ??= (async () => {
+        prisma.disable();
+        await provider.shutdown();
+        trace.disable();
+        propagation.disable();
+        context.disable();
+        diag.disable();
+      })();
+      return stopped;
+    },
+  };
+}
+
+function samplerOf({ root, parentBased, ratio }: SamplerConfig): Sampler {
+  const sampler =
+    root === 'always_on'
+      ? new AlwaysOnSampler()
+      : root === 'always_off'
+        ? new AlwaysOffSampler()
+        : new TraceIdRatioBasedSampler(ratio);
+  return parentBased ? new ParentBasedSampler({ root: sampler }) : sampler;
+}
+
+function propagatorOf(names: Propagator[]): TextMapPropagator {
+  const propagators: TextMapPropagator[] = names.map((name) =>
+    name === 'tracecontext' ? new W3CTraceContextPropagator() : new W3CBaggagePropagator(),
+  );
+  return new CompositePropagator({ propagators });
+}
+
+/** The exporter of the configured protocol; each reads its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*. */
+async function exporterFor(protocol: OtlpProtocol): Promise<SpanExporter> {
+  if (protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter();
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter();
+}

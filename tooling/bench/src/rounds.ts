@@ -1,0 +1,107 @@
+/**
+ * Alternating rounds: every target once per round after a 2 s warm-up each, the order reversed every other round to
+ * cancel drift, the server's CPU time per answer read from /proc around each run; medians summarise the rounds.
+ */
+import type { Bar } from './chart.js';
+import { load } from './load-client.js';
+import type { LoadRequest, LoadResult, LoadSpec, MixSpec } from './load-spec.js';
+import { cpuMs, type RunningServer } from './servers.js';
+import { settings } from './settings.js';
+import { fmtInt, fmtMs, median } from './stats.js';
+
+export interface Target {
+  name: string;
+  label: string;
+  kind: Bar['kind'];
+  server: RunningServer;
+  requests: LoadRequest[];
+  /** Requests drawn at random from this mix instead (mix.ts). */
+  mix?: MixSpec;
+}
+
+export type RoundResult = LoadResult & { serverCpuUsPerRequest: number };
+
+export interface RoundsOptions {
+  seconds: number;
+  connections: number;
+  rounds: number;
+}
+
+/** The run's closed-loop settings (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS). */
+export const ROUNDS: RoundsOptions = {
+  seconds: settings.seconds,
+  connections: settings.connections,
+  rounds: settings.rounds,
+};
+
+const closedSpec = (t: Target, connections: number, durationSec: number): LoadSpec => ({
+  mode: 'closed',
+  origin: t.server.origin,
+  requests: t.requests,
+  ...(t.mix ? { mix: t.mix } : {}),
+  connections,
+  durationSec,
+});
+
+/** Runs every target once per round, alternating the order each round; returns results by target name. */
+export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): Promise<Map<string, RoundResult[]>> {
+  const out = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
+  for (const t of targets) await load(closedSpec(t, opts.connections, 2)); // warm-up
+  for (let r = 0; r < opts.rounds; r++) {
+    const order = r % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) {
+      const cpuBefore = cpuMs(t.server.pid);
+      const loaded = await load(closedSpec(t, opts.connections, opts.seconds));
+      const res = {
+        ...loaded,
+        serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx),
+      };
+      out.get(t.name)!.push(res);
+      printRound(r, t, res);
+    }
+  }
+  return out;
+}
+
+function printRound(r: number, t: Target, res: RoundResult): void {
+  const bad =
+    res.non2xx + res.errors > 0
+      ? `  (!) non-2xx ${res.non2xx}, errors ${res.errors} ${JSON.stringify(res.statusCodes)}`
+      : '';
+  console.log(
+    `  round ${r + 1}  ${t.label.padEnd(38)} ${fmtInt(res.rps).padStart(7)} req/s   p50 ${fmtMs(res.p50)}  p99 ${fmtMs(res.p99)}  server CPU ${res.serverCpuUsPerRequest.toFixed(0)} µs/req${bad}`,
+  );
+}
+
+export interface Summary {
+  name: string;
+  label: string;
+  kind: Bar['kind'];
+  rps: number;
+  p50: number;
+  p99: number;
+  rounds: number[];
+  failures: number;
+  /** Median CPU time (user + system) of the server process per answered request, µs. */
+  cpuUs: number;
+}
+
+export function summarise(t: Pick<Target, 'name' | 'label' | 'kind'>, results: RoundResult[]): Summary {
+  return {
+    name: t.name,
+    label: t.label,
+    kind: t.kind,
+    rps: median(results.map((r) => r.rps)),
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    rounds: results.map((r) => Math.round(r.rps)),
+    failures: results.reduce((n, r) => n + r.non2xx + r.errors, 0),
+    cpuUs: median(results.map((r) => r.serverCpuUsPerRequest)),
+  };
+}
+
+/** Rounds of the targets, summarised, by target name. */
+export async function measure(targets: Target[], opts: RoundsOptions = ROUNDS): Promise<Map<string, Summary>> {
+  const res = await rounds(targets, opts);
+  return new Map(targets.map((t) => [t.name, summarise(t, res.get(t.name)!)]));
+}

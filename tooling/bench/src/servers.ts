@@ -1,0 +1,89 @@
+/** Server processes of a run: started on a free port of 127.0.0.1, stopped at the end (or on Ctrl-C). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { freePort } from '@animal-store/test-services';
+
+export interface RunningServer {
+  name: string;
+  origin: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const running = new Set<RunningServer>();
+
+/** Starts `node [nodeArgs] script` with PORT/HOST set and waits until GET /healthz answers 200. */
+export async function startServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const server: RunningServer = {
+    name,
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.pid ?? 0,
+    child,
+    async stop() {
+      running.delete(server);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  running.add(server);
+  await untilHealthy(server, () => stderr);
+  return server;
+}
+
+async function untilHealthy(server: RunningServer, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (server.child.exitCode !== null)
+      throw new Error(`${server.name} exited (${server.child.exitCode}) before answering:\n${stderr()}`);
+    try {
+      const res = await fetch(`${server.origin}/healthz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${server.name} did not answer /healthz within 30 s:\n${stderr()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stops every server still running. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((s) => s.stop()));
+}
+
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** Resident set size of a process (bytes), from /proc. */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  return kb ? Number(kb) * 1024 : NaN;
+}

@@ -1,0 +1,50 @@
+/**
+ * The suite's knobs, read once from the environment; every one is optional. Servers, databases and services are on
+ * 127.0.0.1 only.
+ */
+const number = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not "${raw}"`);
+  return value;
+};
+
+const list = (name: string): string[] | undefined =>
+  process.env[name]
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+const local = (name: string, fallback: string): string => {
+  const url = process.env[name] ?? fallback;
+  const host = new URL(url).hostname;
+  if (host !== '127.0.0.1' && host !== 'localhost') throw new Error(`the bench targets 127.0.0.1 only, not ${url}`);
+  return url;
+};
+
+export const settings = {
+  /** BENCH_SECONDS: length of one closed-loop run. */
+  seconds: number('BENCH_SECONDS', 5),
+  /** BENCH_ROUNDS: alternating rounds (the order of the targets reversed every other round); medians are reported. */
+  rounds: number('BENCH_ROUNDS', 3),
+  /** BENCH_CONNECTIONS: keep-alive connections of a closed-loop run. */
+  connections: number('BENCH_CONNECTIONS', 50),
+  /** BENCH_LOG_LEVEL: LOG_LEVEL of the servers under test. */
+  logLevel: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
+  /** BENCH_ONLY: the scenarios to run (comma list of names, `--list` shows them); all when unset. */
+  only: list('BENCH_ONLY'),
+  /** BENCH_MIXED: only these mixed targets (e.g. `sqlite-0,postgres-10`), with both floors. */
+  mixedOnly: list('BENCH_MIXED'),
+  /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
+  memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
+  /** BENCH_PROFILE_SECONDS and BENCH_PROFILE_TOP: `--profile`'s load and the functions it prints. */
+  profileSeconds: number('BENCH_PROFILE_SECONDS', 10),
+  profileTop: number('BENCH_PROFILE_TOP', 30),
+  /** BENCH_PG_URL: the PostgreSQL server bench databases are created on (and dropped from). */
+  pgAdminUrl: local('BENCH_PG_URL', 'postgresql://postgres@127.0.0.1:5432/postgres'),
+  /** BENCH_REDIS_URL: the Redis of the Redis-limited servers and of the limiter bench. */
+  redisUrl: local('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
+} as const;
+
+export type Settings = typeof settings;

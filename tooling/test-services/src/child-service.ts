@@ -1,0 +1,58 @@
+/**
+ * A service started as a child process for a test (the built server, a registry): its output kept for the error
+ * message, a bounded wait until it answers over HTTP, and a stop that ends it (SIGTERM, then SIGKILL after 5 s).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface ChildService {
+  child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  /** Ends it and waits for its exit; safe to call twice. */
+  stop(): Promise<void>;
+  /** Resolves once `url` answers 2xx; rejects when the process exits first or after `timeoutMs`. */
+  waitForHttp(url: string, timeoutMs: number): Promise<void>;
+}
+
+export function startChildService(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ChildService {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+    waitForHttp: async (url, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
+        try {
+          if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return;
+        } catch {
+          // not listening yet
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${name} did not answer GET ${url} within ${timeoutMs} ms:\n${output}`);
+    },
+  };
+}
+
+/** A port nothing listens on now (bound on 127.0.0.1, then released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
