@@ -10,7 +10,13 @@ export {
   type RedisCluster,
   type RedisClusterOptions,
 } from './redis-cluster.js';
-export { startOtlpReceiver, type AttributeValue, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+export {
+  startOtlpReceiver,
+  type AttributeValue,
+  type OtlpReceiver,
+  type OtlpReceiverOptions,
+  type ReceivedSpan,
+} from './otlp-receiver.js';
 export { startBuiltServer, type BuiltServer, type BuiltServerOptions } from './built-server.js';
 export { freePort, startChildService, type ChildService } from './child-service.js';
 export { createPostgresDatabase, type PostgresDatabase } from './postgres-database.js';

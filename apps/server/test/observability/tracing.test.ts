@@ -139,6 +139,9 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
   );
   // Both replicas exported, each its own instance.
   expect(new Set(spans.map((s) => s.resource['service.instance.id'])).size).toBe(2);
+  // Counted by service name as received, in both encodings (what a bench reads when it keeps no span).
+  const received = receiver.spans();
+  expect(receiver.counts()).toEqual({ 'animal-store': received.length });
   expect(new Set(receiver.payloads().map((p) => p.contentType))).toEqual(
     new Set(['application/x-protobuf', 'application/json']),
   );
