@@ -36,6 +36,9 @@ export const settings = {
   only: list('BENCH_ONLY'),
   /** BENCH_MIXED: only these mixed targets (e.g. `sqlite-0,postgres-10`), with both floors. */
   mixedOnly: list('BENCH_MIXED'),
+  /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets: about 5 min as set). */
+  tracingSeconds: number('BENCH_TRACING_SECONDS', 3),
+  tracingRounds: number('BENCH_TRACING_ROUNDS', 3),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_PROFILE_SECONDS and BENCH_PROFILE_TOP: `--profile`'s load and the functions it prints. */

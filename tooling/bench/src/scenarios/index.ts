@@ -13,6 +13,7 @@ import { memory } from './memory.js';
 import { mixed } from './mixed.js';
 import { ratelimit } from './ratelimit.js';
 import { throughput } from './throughput.js';
+import { tracing } from './tracing.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   throughput,
@@ -23,5 +24,6 @@ export const SCENARIOS: readonly Scenario[] = [
   crash,
   ratelimit,
   concurrency,
+  tracing,
   compare,
 ];
