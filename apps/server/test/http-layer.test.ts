@@ -1,36 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMain } from './main-process.js';
 import { useTestServer } from './helpers.js';
 import { refusesConnections } from './listen.js';
-
-/** Sends raw bytes on a new connection; resolves with everything received once the server closes it. */
-async function exchange(port: number, ...chunks: string[]): Promise<string> {
-  const socket: Socket = connect(port, '127.0.0.1');
-  let received = '';
-  socket.on('data', (d: Buffer) => (received += d.toString()));
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  socket.on('error', () => undefined);
-  for (const chunk of chunks) socket.write(chunk);
-  await closed;
-  return received;
-}
-
-function errorResponse(raw: string): {
-  status: number;
-  contentType: string | undefined;
-  body: { code: string; status: number; message: string };
-} {
-  const [head = '', body = ''] = raw.split('\r\n\r\n');
-  return {
-    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
-    contentType: /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1],
-    body: JSON.parse(body) as { code: string; status: number; message: string },
-  };
-}
+import { errorResponse, exchange } from './raw-http.js';
 
 describe("what Node's HTTP layer refuses gets the Error body too", () => {
   const ctx = useTestServer('sqlite');

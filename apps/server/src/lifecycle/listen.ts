@@ -20,7 +20,10 @@ export function listen(
   const server: Server = createServer(app, {
     limits: config.http,
     admission: context.admission,
-    onProtocolError: (status) => metrics.protocolErrors.inc({ http_response_status_code: status }),
+    onProtocolError: (status, reason) => {
+      metrics.protocolErrors.inc({ http_response_status_code: status });
+      logger.info({ status, reason }, 'request refused before routing');
+    },
     onConnectionDropped: () => {
       metrics.droppedConnections.inc();
       if (Date.now() - lastDropLog < 10_000) return;
