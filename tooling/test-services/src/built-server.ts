@@ -18,6 +18,8 @@ export interface BuiltServerOptions {
   adminToken?: string;
   /** The Node binary that runs the server and its key CLI. Default: this process's. */
   node?: string;
+  /** More of the server's environment (REDIS_URL, OTEL_*...). */
+  env?: Record<string, string>;
 }
 
 export interface BuiltServer {
@@ -26,8 +28,8 @@ export interface BuiltServer {
   baseUrl: string;
   /** A fresh key of the free plan. */
   apiKey: string;
-  /** Issues another key. */
-  createKey(plan?: string): Promise<string>;
+  /** Issues another key (`flags`: more of the key CLI's, e.g. an enterprise key's `--per-minute 100000`). */
+  createKey(plan?: string, flags?: string[]): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startBuiltServer(options: BuiltServerOptions): Promise<Bui
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     ...(options.adminToken ? { ADMIN_TOKEN: options.adminToken } : {}),
+    ...options.env,
   };
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
@@ -57,8 +60,9 @@ export async function startBuiltServer(options: BuiltServerOptions): Promise<Bui
 
   try {
     await service.waitForHttp(`${origin}/healthz`, options.startTimeoutMs ?? 30_000);
-    const createKey = async (plan = 'free') => {
-      const { stdout } = await promisify(execFile)(node, [keysCli, 'create', '--plan', plan], { env, timeout: 30_000 });
+    const createKey = async (plan = 'free', flags: string[] = []) => {
+      const args = [keysCli, 'create', '--plan', plan, ...flags];
+      const { stdout } = await promisify(execFile)(node, args, { env, timeout: 30_000 });
       const key = stdout.trim().split('\n').at(-1)?.trim();
       if (!key) throw new Error('the key CLI printed no key');
       return key;

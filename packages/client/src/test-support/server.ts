@@ -6,6 +6,8 @@ const SERVER_DIR = fileURLToPath(new URL('../../node_modules/@animal-store/serve
 
 export type RealServer = BuiltServer;
 
-export function startRealServer(options: { startTimeoutMs?: number; adminToken?: string } = {}): Promise<RealServer> {
+export function startRealServer(
+  options: { startTimeoutMs?: number; adminToken?: string; env?: Record<string, string> } = {},
+): Promise<RealServer> {
   return startBuiltServer({ serverDir: SERVER_DIR, ...options });
 }
