@@ -83,6 +83,21 @@ describe('refusals at the HTTP edge', () => {
     expect(errorResponse(raw).body).toMatchObject({ code: 'request_timeout', status: 408 });
   });
 
+  it('answers a pipelined create, then refuses the malformed request sent after it (item 19)', async () => {
+    const { server, key } = ctx;
+    const body = JSON.stringify({ name: 'Piped', categoryId: 1 });
+    const raw = await exchange(
+      server.port,
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+        `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n`,
+    );
+    expect(statusesOf(raw)).toEqual([201, 200, 400]);
+    const id = Number(/\r\nLocation: \/v1\/pets\/(\d+)\r\n/i.exec(raw)?.[1]);
+    const list = await fetch(`${server.url}/v1/pets?limit=100`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(((await list.json()) as { id: number; name: string }[]).find((pet) => pet.id === id)?.name).toBe('Piped');
+  });
+
   it('refuses a declared body over 64 KiB with 413 before it arrives, and closes the connection (item 19)', async () => {
     const { server, key } = ctx;
     const raw = await exchange(

@@ -14,7 +14,8 @@ export async function exchange(port: number, ...chunks: (string | Uint8Array)[])
 
 /** The status line's code of every answer in `raw`: one request, one answer. */
 export function statusesOf(raw: string): number[] {
-  return [...raw.matchAll(/(?:^|\r\n)HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+  // An answer follows the previous one's body directly: its status line is found anywhere.
+  return [...raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
 }
 
 /** The one answer in `raw`: its status, Content-Type and parsed Error body. */

@@ -70,30 +70,57 @@ export function closeConnection(socket: Socket, data?: string): void {
 }
 
 /**
+ * Runs `then` once the answers in flight to requests received whole before the refused one (pipelined) are sent, so
+ * a committed create is never left unanswered by the refusal that follows it. An answer in flight to a request still
+ * arriving is the refused request's own (a timeout): `then` runs at once.
+ */
+function whenAnswered(socket: Socket, then: () => void): void {
+  const inFlight = responseInFlight(socket) as ServerResponse | null | undefined;
+  if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {
+    then();
+    return;
+  }
+  let waited = false;
+  const next = () => {
+    if (waited) return;
+    waited = true;
+    setImmediate(() => whenAnswered(socket, then));
+  };
+  // `close` too: an answer that never finishes (the client went away) must not hold the refusal forever.
+  inFlight.once('finish', next).once('close', next);
+}
+
+/**
  * Answers what Node's HTTP layer refuses (malformed requests, oversized headers, header and request timeouts, CONNECT)
- * with the Error body every other error has, instead of Node's bodiless default, then closes the connection. As Node
- * does, it writes only when no answer has started on the socket; a reset by the client is just closed. A request
- * already answered (an early 401, 404 or 415) whose body then stops arriving gets no second answer: one request, one
- * answer.
+ * with the Error body every other error has, instead of Node's bodiless default, then closes the connection. It answers
+ * after the answers in flight on the connection, once; a reset by the client is just closed. A request already
+ * answered (an early 401, 404 or 415) whose body then stops arriving gets no second answer: one request, one answer.
  */
 export function answerProtocolErrors(server: Server, onError?: ProtocolErrorListener): void {
   const lastResponse = new WeakMap<Socket, ServerResponse>();
+  const refusing = new WeakSet<Socket>();
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => lastResponse.set(req.socket, res));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const inFlight = responseInFlight(socket);
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
-    const answered = lastResponse.get(socket);
-    if (answered?.writableFinished && !answered.req.complete) {
-      closeConnection(socket);
-      return;
-    }
-    const refusal = refusalFor(err);
-    const { status, head, body } = errorResponse(refusal);
-    onError?.(status, refusal.reason);
-    closeConnection(socket, head + body);
+    // Bytes after the first error make the parser fail again: the connection is refused once.
+    if (refusing.has(socket)) return;
+    refusing.add(socket);
+    whenAnswered(socket, () => {
+      const answered = lastResponse.get(socket);
+      const own = responseInFlight(socket);
+      // Its answer already started, or already sent (an early 401 whose body stopped coming): no second answer.
+      if (!socket.writable || own?.headersSent || (answered?.writableFinished && !answered.req.complete)) {
+        closeConnection(socket);
+        return;
+      }
+      const refusal = refusalFor(err);
+      const { status, head, body } = errorResponse(refusal);
+      onError?.(status, refusal.reason);
+      closeConnection(socket, head + body);
+    });
   });
   // Not a proxy: Node would close a CONNECT without a word.
   server.on('connect', (_req: IncomingMessage, socket: Socket) => {
