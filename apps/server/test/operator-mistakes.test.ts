@@ -1,6 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApiKey, CreatedApiKey } from '@animal-store/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/load.js';
+import { SERVER_ROOT } from '../src/config/server-root.js';
 import { adminRequest, ADMIN_TOKEN, keysTable } from './admin-helpers.js';
 import { expectError, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
 
@@ -15,6 +20,26 @@ describe('tokens that can never be sent are refused at start', () => {
   ])('%s of %j', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}.*(visible|printable)`));
+  });
+
+  it('the built server given an ADMIN_TOKEN of 40 spaces exits with code 2, naming the variable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-token-'));
+    try {
+      const run = spawnSync(process.execPath, [join(SERVER_ROOT, 'dist/main.js')], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: '0',
+          DATABASE_URL: `file:${join(dir, 'db.sqlite')}`,
+          ADMIN_TOKEN: ' '.repeat(40),
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(/ADMIN_TOKEN.*(visible|printable)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a token of visible ASCII characters is taken as given', () => {
