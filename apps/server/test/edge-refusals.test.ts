@@ -15,6 +15,11 @@ async function protocolErrors(url: string, status: number): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
+/** The head of a create with the key, declaring `length` bytes of JSON body. */
+const createHead = (key: string, length: number) =>
+  `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+  `Content-Length: ${length}\r\n\r\n`;
+
 /**
  * #24 items 15, 16 and 19 (the declared oversized body), against the built server: what Node's HTTP layer would
  * refuse on its own is a JSON Error, counted and logged; one request gets one answer.
@@ -74,11 +79,7 @@ describe('refusals at the HTTP edge', () => {
 
   it('still answers 408 a body that stops arriving before any answer', async () => {
     const { server, key } = ctx;
-    const raw = await exchange(
-      server.port,
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-        'Content-Length: 100\r\n\r\n{"name":',
-    );
+    const raw = await exchange(server.port, createHead(key, 100) + '{"name":');
     expect(statusesOf(raw)).toEqual([408]);
     expect(errorResponse(raw).body).toMatchObject({ code: 'request_timeout', status: 408 });
   });
@@ -88,9 +89,7 @@ describe('refusals at the HTTP edge', () => {
     const body = JSON.stringify({ name: 'Piped', categoryId: 1 });
     const raw = await exchange(
       server.port,
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
-        `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n`,
+      `${createHead(key, Buffer.byteLength(body))}${body}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n`,
     );
     expect(statusesOf(raw)).toEqual([201, 200, 400]);
     const id = Number(/\r\nLocation: \/v1\/pets\/(\d+)\r\n/i.exec(raw)?.[1]);
@@ -100,11 +99,7 @@ describe('refusals at the HTTP edge', () => {
 
   it('refuses a declared body over 64 KiB with 413 before it arrives, and closes the connection (item 19)', async () => {
     const { server, key } = ctx;
-    const raw = await exchange(
-      server.port,
-      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-        'Content-Length: 10000000\r\n\r\n{"name":',
-    );
+    const raw = await exchange(server.port, createHead(key, 10_000_000) + '{"name":');
     expect(statusesOf(raw)).toEqual([413]);
     expect(raw).toMatch(/\r\nConnection: close\r\n/i);
     expect(errorResponse(raw).body).toMatchObject({ code: 'payload_too_large', status: 413 });
