@@ -40,6 +40,7 @@ export function loadResult(
     p50: percentile(v, 50),
     p90: percentile(v, 90),
     p99: percentile(v, 99),
+    p999: percentile(v, 99.9),
     max: percentile(v, 100),
     statusCodes: codes,
   };

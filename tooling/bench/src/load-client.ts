@@ -6,13 +6,12 @@ import { BENCH_DIST } from './paths.js';
 
 export function load(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(BENCH_DIST, 'load.js'), [JSON.stringify(spec)], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const child = fork(join(BENCH_DIST, 'load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.send(spec);
     let result: LoadResult | undefined;
-    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.durationSec + 60) * 1000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.durationSec + (spec.graceSec ?? 60) + 30) * 1000);
     child.on('message', (m) => {
-      result = m as LoadResult;
+      result = withNaN(m as LoadResult);
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -20,4 +19,18 @@ export function load(spec: LoadSpec): Promise<LoadResult> {
       else reject(new Error(`load generator exited with ${code} and no result`));
     });
   });
+}
+
+/** JSON carries NaN (a percentile of no answers) as null: back to NaN, so no figure reads as 0 ms. */
+function withNaN(r: LoadResult): LoadResult {
+  const n = (x: number | null | undefined) => (typeof x === 'number' ? x : NaN);
+  return {
+    ...r,
+    p50: n(r.p50),
+    p90: n(r.p90),
+    p99: n(r.p99),
+    p999: n(r.p999),
+    max: n(r.max),
+    sendLagP99: n(r.sendLagP99),
+  };
 }

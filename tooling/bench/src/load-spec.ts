@@ -1,4 +1,4 @@
-/** What the parent asks of the load generator (load.ts) and what it answers: JSON over argv and IPC. */
+/** What the parent asks of the load generator (load.ts) and what it answers: messages over IPC. */
 
 export interface LoadRequest {
   method: 'GET' | 'POST';
@@ -17,6 +17,8 @@ export interface MixSpec {
   maxId: number;
   /** Creates carry a fresh Idempotency-Key (as the client sends); default true. */
   idempotencyKeys?: boolean;
+  /** Every list asks for this many pets (10 to 100 at random by default). */
+  limit?: number;
   /** Every request is the same list URL with the first key (today's headline, for comparison). */
   repeat?: boolean;
 }
@@ -31,8 +33,22 @@ export interface LoadSpec {
   durationSec: number;
   /** Requests per second (open mode). */
   rate?: number;
-  /** Closed mode: instead of `requests`, each request drawn at random from this mix. */
+  /** Instead of `requests`, each request drawn at random from this mix. */
   mix?: MixSpec;
+  /** Open mode: false opens a new connection for every request (as a kubelet probe does); default true. */
+  keepAlive?: boolean;
+  /**
+   * Open mode: how long after sending its last request the run waits for answers (a client's patience); what is not
+   * answered by then counts in `errors`. Unset: it waits for every answer.
+   */
+  graceSec?: number;
+  /** Open mode: when to send the first request (epoch ms), so generators started together begin together. */
+  startAt?: number;
+  /**
+   * Open mode: requests due in the first this many seconds are sent (opening connections, warming both sides) but not
+   * counted; the result covers the rest of the run.
+   */
+  warmupSec?: number;
 }
 
 export interface LoadResult {
@@ -45,6 +61,9 @@ export interface LoadResult {
   p50: number;
   p90: number;
   p99: number;
+  p999: number;
   max: number;
   statusCodes: Record<string, number>;
+  /** Open mode: p99 of how late the generator itself sent a request after it was due (ms): above a few ms, it lagged. */
+  sendLagP99?: number;
 }

@@ -30,7 +30,7 @@ export function mixedRequest(mix: MixSpec): LoadRequest {
     };
   }
   const status = pick(STATUSES);
-  let path = `/v1/pets?limit=${between(10, 100)}`;
+  let path = `/v1/pets?limit=${mix.limit ?? between(10, 100)}`;
   if (status) path += `&status=${status}`;
   if (Math.random() < 0.5)
     path += `&cursor=${Buffer.from(`p1.${between(1, mix.maxId)}`, 'utf8').toString('base64url')}`;
