@@ -41,6 +41,10 @@ export const settings = {
   tracingRounds: number('BENCH_TRACING_ROUNDS', 3),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
+  /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */
+  overloadStepSeconds: number('BENCH_OVERLOAD_STEP_SECONDS', 8),
+  /** BENCH_OVERLOAD_KEYS: Free keys sending the overload scenario's traffic (60 requests a minute each at most). */
+  overloadKeys: number('BENCH_OVERLOAD_KEYS', 6000),
   /** BENCH_PROFILE_SECONDS and BENCH_PROFILE_TOP: `--profile`'s load and the functions it prints. */
   profileSeconds: number('BENCH_PROFILE_SECONDS', 10),
   profileTop: number('BENCH_PROFILE_TOP', 30),

@@ -11,6 +11,7 @@ import { growth } from './growth.js';
 import { latency } from './latency.js';
 import { memory } from './memory.js';
 import { mixed } from './mixed.js';
+import { overload } from './overload.js';
 import { ratelimit } from './ratelimit.js';
 import { throughput } from './throughput.js';
 import { tracing } from './tracing.js';
@@ -25,5 +26,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ratelimit,
   concurrency,
   tracing,
+  overload,
   compare,
 ];

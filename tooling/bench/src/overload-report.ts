@@ -1,0 +1,133 @@
+/**
+ * The overload scenario's report: a table per setup (both servers' steps) and the issue's targets, judged on the server
+ * with shedding on. "Admitted" latencies are the Free crowd's 2xx answers, from each request's intended send time.
+ */
+import type { LoadResult } from './load-spec.js';
+import { NOISY_CONNECTIONS, type StepResult } from './overload-steps.js';
+import { fmtInt, fmtMs, fmtRatio } from './stats.js';
+import { check, table } from './table.js';
+
+export interface SetupReport {
+  name: string;
+  label: string;
+  /** 2xx answers a second in a closed loop, shedding off. */
+  capacity: number;
+  on: StepResult[];
+  off: StepResult[];
+}
+
+const sent = (r: LoadResult) => r.ok + r.non2xx + r.errors;
+const shareOf = (r: LoadResult, n: number) => (sent(r) === 0 ? NaN : n / sent(r));
+const shed = (r: LoadResult) => shareOf(r, r.statusCodes['503'] ?? 0);
+const refused = (r: LoadResult) => shareOf(r, r.statusCodes['429'] ?? 0);
+/** Given up (no answer within the client's patience) or failed otherwise. */
+const lost = (r: LoadResult) =>
+  shareOf(r, r.non2xx + r.errors - (r.statusCodes['503'] ?? 0) - (r.statusCodes['429'] ?? 0));
+const success = (r: LoadResult) => shareOf(r, r.ok);
+const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(n > 0 && n < 0.01 ? 2 : 1)} %` : 'n/a');
+/** A probe's p99, or `n/a` when a probe went unanswered or failed (a p99 of the answered ones would hide it). */
+const probeP99 = (r: LoadResult) => (r.non2xx + r.errors > 0 ? NaN : r.p99);
+const goodput = (s: StepResult) => (s.crowd?.rps ?? 0) + s.trickle.rps;
+
+export const stepName = (s: StepResult) =>
+  s.factor === 0 ? 'trickle alone' : `${s.factor}x${s.noisy ? ` + ${NOISY_CONNECTIONS} from one key` : ''}`;
+
+/** The progress line of a step. */
+export function stepLine(label: string, s: StepResult): string {
+  const c = s.crowd;
+  const crowd = c
+    ? `goodput ${fmtInt(goodput(s))}/s  Free shed ${pct(shed(c))} 429 ${pct(refused(c))} lost ${pct(lost(c))}  p50 ${fmtMs(c.p50)} p99 ${fmtMs(c.p99)} p99.9 ${fmtMs(c.p999)}  send lag p99 ${fmtMs(c.sendLagP99 ?? NaN)}`
+    : '';
+  return (
+    `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)}` +
+    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}`
+  );
+}
+
+function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
+  const c = s.crowd;
+  const dash = (f: (x: LoadResult) => string) => (c ? f(c) : '');
+  return [
+    `${shedding ? 'on' : 'off'}, ${stepName(s)}`,
+    fmtInt(s.factor * r.capacity),
+    c ? `${fmtInt(goodput(s))} (${fmtRatio(goodput(s) / r.capacity)})` : '',
+    dash((x) => `${pct(shed(x))} / ${pct(refused(x))} / ${pct(lost(x))}`),
+    dash((x) => fmtMs(x.p50)),
+    dash((x) => fmtMs(x.p99)),
+    dash((x) => fmtMs(x.p999)),
+    `${pct(success(s.trickle))} (${pct(shed(s.trickle))})`,
+    fmtMs(s.trickle.p99),
+    fmtMs(probeP99(s.healthApi)),
+    fmtMs(probeP99(s.healthOps)),
+    pct(s.serverCpu),
+    dash((x) => fmtMs(x.sendLagP99 ?? NaN)),
+  ];
+}
+
+/** The setup's table: every step of the server with shedding on, then of the one with it off. */
+export function overloadTable(r: SetupReport): string {
+  const rows = [...r.on.map((s) => row(r, true, s)), ...r.off.map((s) => row(r, false, s))];
+  return [
+    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (closed loop, shedding off); open loop, latency from the intended send time:\n`,
+    table(
+      [
+        'shedding, offered',
+        'req/s',
+        'goodput (x cap)',
+        'Free shed / 429 / lost',
+        'p50',
+        'p99',
+        'p99.9',
+        'Ent ok (shed)',
+        'Ent p99',
+        '/healthz p99',
+        'ops p99',
+        'server CPU',
+        'send lag p99',
+      ],
+      rows,
+    ),
+  ].join('\n');
+}
+
+const at = (steps: StepResult[], factor: number, noisy = false) =>
+  steps.find((s) => s.factor === factor && s.noisy === noisy)!;
+
+/** The issue's targets, on the server with shedding on. */
+export function overloadTargets(r: SetupReport): string[] {
+  const half = at(r.on, 0.5);
+  const alone = at(r.on, 0);
+  const high = [at(r.on, 2), at(r.on, 4)];
+  const loaded = r.on.filter((s) => s.factor > 0);
+  const noisy = at(r.on, 0.5, true);
+  const l = r.label;
+  const lines = high.map((s) => {
+    const ratio = goodput(s) / r.capacity;
+    return `${s.factor}x: goodput >= 90 % of capacity (${l}): ${fmtInt(goodput(s))} of ${fmtInt(r.capacity)} req/s = ${pct(ratio)} -> ${check(ratio >= 0.9)}`;
+  });
+  const p99s = high.map((s) => s.crowd!.p99 / half.crowd!.p99);
+  lines.push(
+    `2x / 4x: admitted p99 <= 3x its p99 at 0.5x (${l}): ${high.map((s) => fmtMs(s.crowd!.p99)).join(' / ')} against ${fmtMs(half.crowd!.p99)} = ${p99s.map(fmtRatio).join(' / ')} -> ${check(p99s.every((x) => x <= 3))}`,
+  );
+  for (const [port, of] of [
+    ['API port', (s: StepResult) => probeP99(s.healthApi)],
+    ['OPS_PORT', (s: StepResult) => probeP99(s.healthOps)],
+  ] as const) {
+    const p99 = high.map(of);
+    lines.push(
+      `2x / 4x: /healthz p99 < 50 ms on the ${port} (${l}): ${p99.map(fmtMs).join(' / ')} -> ${check(p99.every((x) => x < 50))}`,
+    );
+  }
+  const worstOk = Math.min(...loaded.map((s) => success(s.trickle)));
+  const worstP99 = Math.max(...loaded.map((s) => s.trickle.p99));
+  lines.push(
+    `Enterprise trickle >= 99 % success at every load (${l}): worst ${pct(worstOk)} -> ${check(worstOk >= 0.99)}`,
+    `Enterprise trickle p99 <= 2x unloaded (${l}): worst ${fmtMs(worstP99)} against ${fmtMs(alone.trickle.p99)} = ${fmtRatio(worstP99 / alone.trickle.p99)} -> ${check(worstP99 <= 2 * alone.trickle.p99)}`,
+  );
+  // NaN (every request of the others shed or lost) is not met.
+  const noisyRatio = noisy.crowd!.p99 / half.crowd!.p99;
+  lines.push(
+    `one key with ${NOISY_CONNECTIONS} in flight raises the others' p99 <= 2x (${l}): ${fmtMs(noisy.crowd!.p99)} against ${fmtMs(half.crowd!.p99)} = ${fmtRatio(noisyRatio)} (Enterprise ${fmtMs(noisy.trickle.p99)}) (others shed ${pct(shed(noisy.crowd!))}) -> ${check(noisyRatio <= 2)}`,
+  );
+  return lines;
+}

@@ -1,0 +1,182 @@
+/**
+ * The overload scenario's steps (issue #25 §4): the capacity of a server in a closed loop, then offered load in an open
+ * loop, as several load generators at once (load-client.ts): many Free keys drawing the mixed workload's reads, a
+ * steady Enterprise trickle, `/healthz` probes on a new connection each on the API port and on OPS_PORT, and in one
+ * step one key holding 500 requests in flight.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { load } from './load-client.js';
+import type { LoadResult, LoadSpec, MixSpec } from './load-spec.js';
+import { CATALOGUE_SIZE } from './page.js';
+import { list } from './requests.js';
+import { cpuMs, type RunningServer } from './servers.js';
+import { settings } from './settings.js';
+
+/** A server of the scenario: its API origin, its OPS_PORT origin, and whether it sheds. */
+export interface OverloadServer {
+  server: RunningServer;
+  opsOrigin: string;
+  shedding: boolean;
+}
+
+export interface Traffic {
+  /** The Free keys of the crowd. */
+  free: string[];
+  /** The Enterprise key of the trickle. */
+  enterprise: string;
+  /** A Free key of its own, for the step where one key holds 500 requests in flight. */
+  noisy: string;
+}
+
+/** The Enterprise trickle (req/s): steady, and a small share of any capacity. */
+export const TRICKLE_RATE = 50;
+/** Probes a second on each port, each on a new connection as a kubelet sends them. */
+const PROBE_RATE = 20;
+/** Sockets of the Free crowd's generator: many apps, each with its connections. */
+const CROWD_SOCKETS = 200;
+/** A client's patience: answers not back this long after the step's last request count as failed. */
+const GRACE_SEC = 5;
+/** Every generator of a step starts this long after the step is set up (their start-ups out of the way)... */
+const START_DELAY_MS = 1500;
+/** ... and its first second (connections opening) is sent but not counted. */
+const WARMUP_SEC = 1;
+/** The noisy key: requests in flight at once, sent again as soon as each is answered. */
+export const NOISY_CONNECTIONS = 500;
+
+/**
+ * The mixed workload's reads (mix.ts): varied pages, nearly every one different, of 100 pets each. Read that way (and
+ * with SQLite's caches off, see the scenario), a list costs the server several times what it costs the load generator,
+ * so one CPU of generators can offer 4x what one CPU of server can answer.
+ */
+export const PAGE_LIMIT = 100;
+const reads = (keys: string[]): MixSpec => ({ keys, createPercent: 0, maxId: CATALOGUE_SIZE, limit: PAGE_LIMIT });
+
+export interface StepResult {
+  /** Offered load as a share of capacity (0 for the trickle alone). */
+  factor: number;
+  noisy: boolean;
+  durationSec: number;
+  crowd?: LoadResult;
+  trickle: LoadResult;
+  healthApi: LoadResult;
+  healthOps: LoadResult;
+  noisyLoad?: LoadResult;
+  /** Server CPU over the step, in share of one core. */
+  serverCpu: number;
+}
+
+const open = (origin: string, rate: number, startAt: number, extra: Partial<LoadSpec>): LoadSpec => ({
+  mode: 'open',
+  origin,
+  requests: [],
+  connections: 8,
+  durationSec: WARMUP_SEC + settings.overloadStepSeconds,
+  warmupSec: WARMUP_SEC,
+  startAt,
+  rate,
+  graceSec: GRACE_SEC,
+  ...extra,
+});
+
+/** One step: the crowd at `factor` x capacity (less the trickle), the trickle and the probes, at once. */
+export async function step(
+  s: OverloadServer,
+  traffic: Traffic,
+  capacity: number,
+  factor: number,
+  noisy = false,
+): Promise<StepResult> {
+  if (s.shedding) await settle(s);
+  const origin = s.server.origin;
+  const health = { requests: [{ method: 'GET' as const, path: '/healthz' }], keepAlive: false, connections: 20 };
+  const crowdRate = factor * capacity - TRICKLE_RATE;
+  const startAt = Date.now() + START_DELAY_MS;
+  const crowdSpec = { mix: reads(traffic.free), connections: CROWD_SOCKETS };
+  const loads = Promise.all([
+    factor > 0 ? load(open(origin, crowdRate, startAt, crowdSpec)) : undefined,
+    load(open(origin, TRICKLE_RATE, startAt, { mix: reads([traffic.enterprise]) })),
+    load(open(origin, PROBE_RATE, startAt, health)),
+    load(open(s.opsOrigin, PROBE_RATE, startAt, health)),
+    noisy
+      ? load({
+          mode: 'closed',
+          origin,
+          requests: [list(traffic.noisy)],
+          connections: NOISY_CONNECTIONS,
+          durationSec: START_DELAY_MS / 1000 + WARMUP_SEC + settings.overloadStepSeconds,
+        })
+      : undefined,
+  ]);
+  // Server CPU over the counted part of the step.
+  await new Promise((r) => setTimeout(r, startAt + WARMUP_SEC * 1000 - Date.now()));
+  const cpuBefore = cpuMs(s.server.pid);
+  const started = Date.now();
+  await new Promise((r) => setTimeout(r, settings.overloadStepSeconds * 1000));
+  const serverCpu = (cpuMs(s.server.pid) - cpuBefore) / (Date.now() - started);
+  const [crowd, trickle, healthApi, healthOps, noisyLoad] = await loads;
+  return {
+    factor,
+    noisy,
+    durationSec: settings.overloadStepSeconds,
+    ...(crowd ? { crowd } : {}),
+    trickle,
+    healthApi,
+    healthOps,
+    ...(noisyLoad ? { noisyLoad } : {}),
+    serverCpu,
+  };
+}
+
+/**
+ * Waits until the shedder is back at level 0 (read from /metrics on OPS_PORT), so a step does not start in the
+ * previous one's overload: the level falls slowly by design (hysteresis). Gives up after 30 s.
+ */
+async function settle(s: OverloadServer): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
+    if (/^animal_store_load_shed_level 0$/m.test(text)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  console.log(`  (!) ${s.server.name}: the shed level did not fall to 0 within 30 s`);
+}
+
+/**
+ * Runs `pid` (all its threads) on the CPUs of `list` (taskset), on a machine of 2 CPUs or more: the scenario puts the
+ * server under test on CPU 0 and itself, so every load generator it forks, on CPU 1, as the issue's operator did.
+ */
+export function pin(pid: number, list: 'server' | 'load' | 'all'): void {
+  const n = cpus().length;
+  if (n < 2) return;
+  const mask = list === 'server' ? '0' : list === 'load' ? `1-${n - 1}` : `0-${n - 1}`;
+  execFileSync('taskset', ['-a', '-p', '-c', mask, String(pid)], { stdio: 'ignore' });
+}
+
+/** Every key once, so each is in the server's key cache before anything is measured. */
+export async function warmKeys(s: OverloadServer, keys: string[]): Promise<void> {
+  const requests = keys.map((k) => list(k, '?limit=10'));
+  const rate = 2000;
+  await load({
+    mode: 'open',
+    origin: s.server.origin,
+    requests,
+    connections: 50,
+    rate,
+    durationSec: keys.length / rate,
+  });
+}
+
+/** 2xx answers a second of the crowd's reads in a closed loop (after a 2 s warm-up): the capacity the steps scale. */
+export async function capacity(s: OverloadServer, traffic: Traffic): Promise<LoadResult> {
+  const spec = (durationSec: number): LoadSpec => ({
+    mode: 'closed',
+    origin: s.server.origin,
+    requests: [],
+    mix: reads(traffic.free),
+    connections: settings.connections,
+    durationSec,
+  });
+  await load(spec(2));
+  return load(spec(settings.seconds));
+}
