@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
 import { createMemoryStore } from '@animal-store/rate-limit';
-import { connect, deletePrefix, freePort, killProcess, startRedisServer } from '@animal-store/rate-limit/testing';
+import { connect, deletePrefix, startPrivateRedis, type PrivateRedis } from '@animal-store/rate-limit/testing';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
@@ -279,17 +278,15 @@ describe('two replicas on one PostgreSQL and one Redis', () => {
 });
 
 describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
-  let port: number;
-  let redisServer: ChildProcess | undefined;
+  let redis: PrivateRedis | undefined;
   let database: TestDatabase;
 
   beforeAll(async () => {
-    port = await freePort();
-    redisServer = await startRedisServer(port);
+    redis = await startPrivateRedis();
     database = await createTestDatabase(provider);
   });
   afterAll(async () => {
-    await killProcess(redisServer);
+    await redis?.stop();
     await database.drop();
   });
 
@@ -299,8 +296,8 @@ describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
   ] as const)(
     'in %s mode: requests are still answered (%d) when Redis stops mid-test',
     async (mode, statusWhileDown) => {
-      if (redisServer?.exitCode !== null || redisServer.signalCode !== null) redisServer = await startRedisServer(port);
-      const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REDIS_FAILURE: mode });
+      await redis!.start();
+      const config = loadConfig({ REDIS_URL: redis!.url, RATE_LIMIT_REDIS_FAILURE: mode });
       const limits = createRateLimitStore(config, silentLogger, { prefix: `outage-${provider}-${mode}:` });
       const server = await startTestServer(database.target, { rateLimit: { store: limits } });
       try {
@@ -313,7 +310,7 @@ describe.each(PROVIDERS)('a Redis outage, on %s', (provider) => {
         expect(before!.status).toBe(200);
         expect(before!.headers.get('x-ratelimit-limit')).toBe('300');
 
-        await killProcess(redisServer);
+        await redis!.stop();
         for (let i = 0; i < 5; i++) {
           const started = Date.now();
           const res = await fetch(`${server.url}/v1/pets`, { headers: auth(key) });

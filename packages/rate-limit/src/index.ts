@@ -1,4 +1,13 @@
-export type { BanPolicy, RateLimitStore, RefundRequest, StoreRequest, StoreResult, WindowLimit } from './types.js';
+export type {
+  BanPolicy,
+  NamedStore,
+  RateLimitStore,
+  RefundRequest,
+  StoreAnswer,
+  StoreRequest,
+  StoreResult,
+  WindowLimit,
+} from './types.js';
 export { DAY_MS, MINUTE_MS, minuteAndDay } from './windows.js';
 export { createLimiter, refundDecision } from './limiter.js';
 export type { LimiterOptions, RateLimitDecision, RateLimiter, WindowState } from './limiter.js';

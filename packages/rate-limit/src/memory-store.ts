@@ -1,4 +1,4 @@
-import type { RateLimitStore, RefundRequest, StoreRequest, StoreResult } from './types.js';
+import type { BanPolicy, RateLimitStore, RefundRequest, StoreRequest, StoreResult, WindowLimit } from './types.js';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -133,30 +133,40 @@ class MemoryStoreImpl implements MemoryStore {
       return { outcome: 'banned', now, counts, banUntil: entry.banUntil, banStarted: false, source: this.name };
     }
 
-    if (fits) {
-      entry ??= this.insert(key, now);
-      for (let i = 0; i < windows.length; i++) {
-        const w = windows[i]!;
-        const start = now - (now % w.windowMs);
-        const count = counts[i]! + 1;
-        counts[i] = count;
-        const c = findCounter(entry, w.windowMs);
-        if (c === undefined) entry.counters.push({ windowMs: w.windowMs, start, count });
-        else {
-          c.start = start;
-          c.count = count;
-        }
-        this.extend(entry, start + w.windowMs);
-      }
-      this.touch(key, entry);
-      return { outcome: 'allowed', now, counts, banUntil: null, banStarted: false, source: this.name };
-    }
-
+    if (fits) return this.charge(key, entry ?? this.insert(key, now), windows, counts, now);
     if (ban === null) {
       return { outcome: 'refused', now, counts, banUntil: null, banStarted: false, source: this.name };
     }
+    return this.countRefusal(key, entry ?? this.insert(key, now), ban, counts, now);
+  }
 
-    entry ??= this.insert(key, now);
+  /** Charges every window (`counts` holds their counts before, and gets those after). */
+  private charge(
+    key: string,
+    entry: Entry,
+    windows: readonly WindowLimit[],
+    counts: number[],
+    now: number,
+  ): StoreResult {
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i]!;
+      const start = now - (now % w.windowMs);
+      const count = counts[i]! + 1;
+      counts[i] = count;
+      const c = findCounter(entry, w.windowMs);
+      if (c === undefined) entry.counters.push({ windowMs: w.windowMs, start, count });
+      else {
+        c.start = start;
+        c.count = count;
+      }
+      this.extend(entry, start + w.windowMs);
+    }
+    this.touch(key, entry);
+    return { outcome: 'allowed', now, counts, banUntil: null, banStarted: false, source: this.name };
+  }
+
+  /** Counts a refusal in the ban's window; the one that exceeds `maxRefusals` starts the ban. */
+  private countRefusal(key: string, entry: Entry, ban: BanPolicy, counts: number[], now: number): StoreResult {
     const refusalStart = now - (now % ban.windowMs);
     const refusals = (entry.refusalStart === refusalStart ? entry.refusalCount : 0) + 1;
     if (refusals > ban.maxRefusals) {

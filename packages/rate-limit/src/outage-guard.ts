@@ -22,6 +22,8 @@ export interface OutageGuard {
   readonly down: boolean;
   /** Calls the primary unless it is down and not due for a probe; never rejects. */
   run<T>(call: () => Promise<T>): Promise<GuardedResult<T>>;
+  /** `promise`, rejected when slower than `timeoutMs`; the guard's state is left as it is. */
+  bounded<T>(promise: Promise<T>): Promise<T>;
 }
 
 /**
@@ -50,6 +52,7 @@ export function createOutageGuard(options: OutageGuardOptions = {}): OutageGuard
     get down() {
       return down;
     },
+    bounded: (promise) => withTimeout(promise, timeoutMs),
     async run(call) {
       if (down && (probing || clock() < nextProbeAt)) return { ok: false, error: lastError };
       const isProbe = down;

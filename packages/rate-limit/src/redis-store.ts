@@ -80,16 +80,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     name: 'redis',
     prefix,
     keysFor,
-    async resetKey(identity: string) {
-      // All keys of an identity share its hash tag, so they live on one node; SCAN each master for them (an admin
-      // action, rare): the window lengths an identity was charged under are not known here.
-      const pattern = `${globEscape(`{${prefix}${identity}}`)}:*`;
-      const nodes =
-        'nodes' in client && typeof client.nodes === 'function'
-          ? (client as Cluster).nodes('master')
-          : [client as Redis];
-      await Promise.all(nodes.map((node) => deleteMatching(node, pattern)));
-    },
+    resetKey: (identity: string) => deleteIdentity(client, `{${prefix}${identity}}`),
     async close() {
       client.disconnect();
     },
@@ -99,36 +90,59 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       await client[REFUND](keys.length, ...keys, Math.floor(request.at), ...request.windows.map((w) => w.windowMs));
     },
     async consume(request: StoreRequest): Promise<StoreResult> {
-      const { windows, ban } = request;
-      const n = windows.length;
-      const tag = `{${prefix}${request.key}}`;
-      const args: (string | number)[] = [];
-      for (let i = 0; i < n; i++) args.push(`${tag}:w:${windows[i]!.windowMs}`);
-      args.push(`${tag}:ban`, `${tag}:rf`);
-      args.push(
-        n,
+      const n = request.windows.length;
+      const args = scriptArguments(
+        `{${prefix}${request.key}}`,
+        request,
         clock === undefined ? '' : Math.floor(clock()),
-        ban === null ? -1 : ban.maxRefusals,
-        ban === null ? 60_000 : ban.windowMs,
-        ban === null ? 1 : ban.durationMs,
       );
-      for (let i = 0; i < n; i++) args.push(windows[i]!.limit, windows[i]!.windowMs);
-
       coalesceThisTurn?.();
-      const reply = await client[COMMAND](n + 2, ...args);
-      const outcome = reply[0] === 0 ? 'allowed' : reply[0] === 1 ? 'refused' : 'banned';
-      const counts = new Array<number>(n);
-      for (let i = 0; i < n; i++) counts[i] = Number(reply[4 + i]);
-      return {
-        outcome,
-        now: Number(reply[1]),
-        counts,
-        banUntil: outcome === 'banned' ? Number(reply[2]) : null,
-        banStarted: reply[3] === 1,
-        source: 'redis',
-      };
+      return storeResult(await client[COMMAND](n + 2, ...args), n);
     },
   };
+}
+
+/** {@link RATE_LIMIT_LUA}'s KEYS then ARGV for one request: see the script for their order. */
+function scriptArguments(tag: string, request: StoreRequest, now: number | ''): (string | number)[] {
+  const { windows, ban } = request;
+  const n = windows.length;
+  const args: (string | number)[] = [];
+  for (let i = 0; i < n; i++) args.push(`${tag}:w:${windows[i]!.windowMs}`);
+  args.push(`${tag}:ban`, `${tag}:rf`);
+  args.push(
+    n,
+    now,
+    ban === null ? -1 : ban.maxRefusals,
+    ban === null ? 60_000 : ban.windowMs,
+    ban === null ? 1 : ban.durationMs,
+  );
+  for (let i = 0; i < n; i++) args.push(windows[i]!.limit, windows[i]!.windowMs);
+  return args;
+}
+
+/** The script's reply, `{ outcome, now, banUntil, banStarted, count_1..count_n }`, as a store result. */
+function storeResult(reply: ScriptReply, n: number): StoreResult {
+  const outcome = reply[0] === 0 ? 'allowed' : reply[0] === 1 ? 'refused' : 'banned';
+  const counts = new Array<number>(n);
+  for (let i = 0; i < n; i++) counts[i] = Number(reply[4 + i]);
+  return {
+    outcome,
+    now: Number(reply[1]),
+    counts,
+    banUntil: outcome === 'banned' ? Number(reply[2]) : null,
+    banStarted: reply[3] === 1,
+    source: 'redis',
+  };
+}
+
+/**
+ * Deletes every key under an identity's hash tag. They share it, so they live on one node; each master is SCANned for
+ * them (an admin action, rare): the window lengths an identity was charged under are not known here.
+ */
+async function deleteIdentity(client: Redis | Cluster, tag: string): Promise<void> {
+  const pattern = `${globEscape(tag)}:*`;
+  const nodes = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [client as Redis];
+  await Promise.all(nodes.map((node) => deleteMatching(node, pattern)));
 }
 
 /** Options of {@link createRedisClient}. */

@@ -1,5 +1,4 @@
 // Outage behaviour against a private redis-server that the test starts, kills and restarts.
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -10,7 +9,7 @@ import { createMemoryStore } from './memory-store.js';
 import { MINUTE_MS, DAY_MS } from './windows.js';
 import { createRedisClient, createRedisStore } from './redis-store.js';
 import { createResilientStore } from './resilient-store.js';
-import { freePort, killProcess, startRedisServer, testPrefix, waitReady } from './test-utils/redis.js';
+import { startPrivateRedis, testPrefix, waitReady, type PrivateRedis } from './test-utils/redis.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 
 /** The lifecycle methods of a store that holds nothing. */
@@ -21,26 +20,23 @@ const W: WindowLimit[] = [
   { name: 'day', limit: 1000, windowMs: DAY_MS },
 ];
 const prefix = testPrefix();
-let port: number;
-let server: ChildProcess | undefined;
+let redis: PrivateRedis | undefined;
 const clients: Redis[] = [];
 
 beforeAll(async () => {
-  port = await freePort();
-  server = await startRedisServer(port);
+  redis = await startPrivateRedis();
 });
 afterEach(async () => {
   for (const c of clients.splice(0)) c.disconnect();
   // A test that failed after stopping Redis must not take the next ones down with it.
-  if (server === undefined || server.exitCode !== null || server.signalCode !== null)
-    server = await startRedisServer(port);
+  await redis?.start();
 });
 afterAll(async () => {
-  await killProcess(server);
+  await redis?.stop();
 });
 
 async function newClient(): Promise<Redis> {
-  const client = createRedisClient({ url: `redis://127.0.0.1:${port}`, maxReconnectDelayMs: 200 });
+  const client = createRedisClient({ url: redis!.url, maxReconnectDelayMs: 200 });
   clients.push(client);
   await waitReady(client);
   return client;
@@ -86,7 +82,7 @@ describe('resilient store over a real Redis outage', () => {
     expect(healthy.source).toBe('redis');
     expect(healthy.fallbackError).toBeUndefined();
 
-    await killProcess(server);
+    await redis!.stop();
     const results = [];
     for (let i = 0; i < 12; i++) {
       const { value, ms } = await timed(() => limiter.consume('outage', W));
@@ -113,7 +109,7 @@ describe('resilient store over a real Redis outage', () => {
     expect(onFallback).toHaveBeenCalledTimes(1);
     expect(onRecover).not.toHaveBeenCalled();
 
-    server = await startRedisServer(port);
+    await redis!.start();
     await untilRedis(limiter, 'after-restart');
     expect(onRecover).toHaveBeenCalledTimes(1);
     const back = await limiter.consume('after-restart', W);
@@ -136,7 +132,7 @@ describe('resilient store over a real Redis outage', () => {
     });
     expect((await limiter.consume('refuse', W)).source).toBe('redis');
 
-    await killProcess(server);
+    await redis!.stop();
     for (let i = 0; i < 5; i++) {
       const start = performance.now();
       const err = await limiter.consume('refuse', W).then(
@@ -150,7 +146,7 @@ describe('resilient store over a real Redis outage', () => {
       await new Promise((r) => setTimeout(r, 60));
     }
 
-    server = await startRedisServer(port);
+    await redis!.start();
     const deadline = Date.now() + 15_000;
     for (;;) {
       const ok = await limiter.consume('refuse', W).then(

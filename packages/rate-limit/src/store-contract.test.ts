@@ -1,14 +1,12 @@
 // One behavioural suite, run against every store with an injected clock
 // (memory: `now` option; Redis and Redis Cluster: time passed to the Lua script as ARGV).
-import type { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { TEST_BAN } from './test-utils/ban.js';
 import { createLimiter, type LimiterOptions, type RateLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
 import { DAY_MS, MINUTE_MS, minuteAndDay } from './windows.js';
-import { createRedisClusterClient, parseClusterNodes } from './redis-cluster-client.js';
 import { createRedisStore } from './redis-store.js';
-import { connect, deleteClusterPrefix, deletePrefix, testPrefix } from './test-utils/redis.js';
+import { everyBackend } from './test-utils/backends.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 
 const T0 = Date.UTC(2024, 4, 15, 12, 30, 0, 0); // 2024-05-15T12:30:00.000Z, minute-aligned
@@ -18,40 +16,7 @@ const NEXT_MIDNIGHT = Date.UTC(2024, 4, 16, 0, 0, 0, 0);
 const windows = (perMinute: number, perDay: number): WindowLimit[] => minuteAndDay({ perMinute, perDay });
 
 let clock = T0;
-let redis: Redis | undefined;
-let cluster: Cluster | undefined;
-const prefix = testPrefix();
-
-beforeAll(async () => {
-  redis = await connect();
-  // The run's Redis Cluster (global setup): 3 masters with a replica each.
-  cluster = createRedisClusterClient({ nodes: parseClusterNodes(inject('redisClusterNodes')), commandTimeout: 2_000 });
-  await new Promise((resolve) => cluster!.once('ready', resolve));
-});
-afterAll(async () => {
-  if (redis !== undefined) {
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
-  }
-  if (cluster !== undefined) {
-    await deleteClusterPrefix(cluster, prefix);
-    cluster.disconnect();
-  }
-});
-
-interface Harness {
-  name: string;
-  store(): RateLimitStore;
-}
-
-const harnesses: Harness[] = [
-  { name: 'memory store', store: () => createMemoryStore({ now: () => clock }) },
-  { name: 'redis store', store: () => createRedisStore({ client: redis!, prefix, now: () => clock }) },
-  {
-    name: 'redis store on a Redis Cluster',
-    store: () => createRedisStore({ client: cluster!, prefix, now: () => clock }),
-  },
-];
+const harnesses = everyBackend<RateLimitStore>(createMemoryStore, createRedisStore, () => clock);
 
 let seq = 0;
 describe.each(harnesses)('$name (shared contract)', (h) => {

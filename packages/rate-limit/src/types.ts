@@ -31,6 +31,22 @@ export interface BanPolicy {
   readonly durationMs: number;
 }
 
+/** Where a store's answer came from: every store's result says it (rate limits and concurrency alike). */
+export interface StoreAnswer {
+  /** Name of the store that answered (`"memory"`, `"redis"`, ...). */
+  readonly source: string;
+  /** Set by a resilient store when the primary failed and the fallback answered. */
+  readonly fallbackError?: unknown;
+}
+
+/** What every store is: a name for its answers' `source`, and connections to release. */
+export interface NamedStore {
+  /** Short name reported in its answers' `source`. */
+  readonly name: string;
+  /** Releases what the store holds (connections); it is not used afterwards. */
+  close(): Promise<void>;
+}
+
 /** What the limiter asks a store to do, atomically. */
 export interface StoreRequest {
   /** Identity (API key id, `ip:<address>`, ...). */
@@ -48,7 +64,7 @@ export interface StoreRequest {
  * - `refused`: at least one window was full; nothing was charged; the refusal counter was incremented.
  * - `banned`: the identity is banned (or this very refusal started the ban); nothing was charged.
  */
-export interface StoreResult {
+export interface StoreResult extends StoreAnswer {
   readonly outcome: 'allowed' | 'refused' | 'banned';
   /** Store time in ms used for this decision (Redis `TIME` for the Redis store). */
   readonly now: number;
@@ -61,10 +77,6 @@ export interface StoreResult {
   readonly banUntil: number | null;
   /** True only on the refusal that started the ban. */
   readonly banStarted: boolean;
-  /** Name of the store that answered (`"memory"`, `"redis"`, ...). */
-  readonly source: string;
-  /** Set by the resilient store when the primary failed and the fallback answered. */
-  readonly fallbackError?: unknown;
 }
 
 /**
@@ -86,9 +98,7 @@ export interface RefundRequest {
  * check of every window, charge of every window or of none, refusal counting and
  * ban start) atomically with respect to other calls for the same key.
  */
-export interface RateLimitStore {
-  /** Short name reported in `StoreResult.source`. */
-  readonly name: string;
+export interface RateLimitStore extends NamedStore {
   /** Performs one atomic check-and-charge step. */
   consume(request: StoreRequest): Promise<StoreResult>;
   /**
@@ -103,6 +113,4 @@ export interface RateLimitStore {
   refund(request: RefundRequest): Promise<void>;
   /** Forgets one identity: its counters in every window, its refusals and its ban (an operator lifting a ban). */
   resetKey(key: string): Promise<void>;
-  /** Releases what the store holds (connections); it is not used afterwards. */
-  close(): Promise<void>;
 }

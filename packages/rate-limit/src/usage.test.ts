@@ -1,10 +1,9 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLimiter } from './limiter.js';
 import { createMemoryStore } from './memory-store.js';
 import { DAY_MS, MINUTE_MS } from './windows.js';
 import { createRedisStore } from './redis-store.js';
-import { connect, deletePrefix, testPrefix } from './test-utils/redis.js';
+import { useRedisBackends } from './test-utils/backends.js';
 import type { RateLimitStore, WindowLimit } from './types.js';
 import { rateLimitHeaders, usageHeaders } from './headers.js';
 import { readUsage } from './usage.js';
@@ -15,20 +14,14 @@ const windows: WindowLimit[] = [
   { name: 'day', limit: 100, windowMs: DAY_MS },
 ];
 
-let redis: Redis | undefined;
-const prefix = testPrefix();
-beforeAll(async () => {
-  redis = await connect();
-});
-afterAll(async () => {
-  if (redis === undefined) return;
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+const backends = useRedisBackends();
 
 const stores: [string, () => RateLimitStore][] = [
   ['memory', () => createMemoryStore({ now: () => T0 })],
-  ['redis', () => createRedisStore({ client: redis!, prefix: `${prefix}${Math.random()}:`, now: () => T0 })],
+  [
+    'redis',
+    () => createRedisStore({ client: backends.redis(), prefix: `${backends.prefix}${Math.random()}:`, now: () => T0 }),
+  ],
 ];
 
 describe.each(stores)('readUsage on the %s store', (_name, makeStore) => {

@@ -4,22 +4,18 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONCURRENCY_LUA } from '../lua-scripts/concurrency.js';
-import { REDIS_URL, connect, deletePrefix, killProcess, testPrefix } from '../test-utils/redis.js';
+import { useRedisBackends } from '../test-utils/backends.js';
+import { REDIS_URL, connect, killProcess } from '../test-utils/redis.js';
 import { createConcurrencyLimiter } from './limiter.js';
 import { createRedisConcurrencyStore } from './redis-store.js';
 
+const backends = useRedisBackends();
+const { prefix } = backends;
 let client: Redis;
-const prefix = testPrefix();
-
-beforeAll(async () => {
-  client = await connect();
-});
-afterAll(async () => {
-  if (client === undefined) return;
-  await deletePrefix(client, prefix);
-  client.disconnect();
+beforeAll(() => {
+  client = backends.redis();
 });
 
 async function redisTimeMs(): Promise<number> {

@@ -1,28 +1,25 @@
 // Concurrency limits through a Redis outage, on a private redis-server that the test starts, kills and restarts.
-import type { ChildProcess } from 'node:child_process';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRedisClient } from '../redis-store.js';
-import { freePort, killProcess, startRedisServer, testPrefix, waitReady } from '../test-utils/redis.js';
+import { startPrivateRedis, testPrefix, waitReady, type PrivateRedis } from '../test-utils/redis.js';
 import { createConcurrencyLimiter, type ConcurrencyLimiter } from './limiter.js';
 import { createMemoryConcurrencyStore } from './memory-store.js';
 import { createRedisConcurrencyStore } from './redis-store.js';
 import { createResilientConcurrencyStore } from './resilient-store.js';
 
 const prefix = testPrefix();
-let port: number;
-let server: ChildProcess | undefined;
+let redis: PrivateRedis | undefined;
 let client: Redis;
 
 beforeAll(async () => {
-  port = await freePort();
-  server = await startRedisServer(port);
-  client = createRedisClient({ url: `redis://127.0.0.1:${port}`, maxReconnectDelayMs: 200 });
+  redis = await startPrivateRedis();
+  client = createRedisClient({ url: redis.url, maxReconnectDelayMs: 200 });
   await waitReady(client);
 });
 afterAll(async () => {
   client?.disconnect();
-  await killProcess(server);
+  await redis?.stop();
 });
 
 /** Acquires (and gives back) until a decision comes from Redis again; bounded. */
@@ -58,7 +55,7 @@ describe('resilient concurrency store over a real Redis outage', () => {
     expect(inRedis).toMatchObject({ allowed: true, source: 'redis' });
     expect(inRedis.fallbackError).toBeUndefined();
 
-    await killProcess(server);
+    await redis!.stop();
     const during = [await limiter.acquire('outage', 2), await limiter.acquire('outage', 2)];
     const third = await limiter.acquire('outage', 2);
     // Per process meanwhile: the fallback knows nothing of the lease held in Redis.
@@ -75,7 +72,7 @@ describe('resilient concurrency store over a real Redis outage', () => {
     inRedis.release(); // Redis is down: the release fails and is reported; the lease will expire there
     await vi.waitFor(() => expect(onReleaseError).toHaveBeenCalledTimes(1));
 
-    server = await startRedisServer(port);
+    await redis!.start();
     await untilRedis(limiter);
     expect(onRecover).toHaveBeenCalledTimes(1);
     const back = await limiter.acquire('after', 1);

@@ -1,9 +1,7 @@
 // One behavioural suite for every concurrency store, with an injected clock (memory: `now` option; Redis and Redis
 // Cluster: the time passed to the Lua script). Two limiters on one store play two replicas.
-import type { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createRedisClusterClient, parseClusterNodes } from '../redis-cluster-client.js';
-import { connect, deleteClusterPrefix, deletePrefix, testPrefix } from '../test-utils/redis.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { everyBackend } from '../test-utils/backends.js';
 import { createConcurrencyLimiter, type ConcurrencyLimiter } from './limiter.js';
 import { createMemoryConcurrencyStore } from './memory-store.js';
 import { createRedisConcurrencyStore } from './redis-store.js';
@@ -12,34 +10,11 @@ import type { ConcurrencyStore } from './types.js';
 const T0 = Date.UTC(2026, 4, 15, 12, 30, 0, 0);
 const LEASE_MS = 30_000;
 let clock = T0;
-let redis: Redis | undefined;
-let cluster: Cluster | undefined;
-const prefix = testPrefix();
-
-beforeAll(async () => {
-  redis = await connect();
-  cluster = createRedisClusterClient({ nodes: parseClusterNodes(inject('redisClusterNodes')), commandTimeout: 2_000 });
-  await new Promise((resolve) => cluster!.once('ready', resolve));
-});
-afterAll(async () => {
-  if (redis !== undefined) {
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
-  }
-  if (cluster !== undefined) {
-    await deleteClusterPrefix(cluster, prefix);
-    cluster.disconnect();
-  }
-});
-
-const harnesses: { name: string; store(): ConcurrencyStore }[] = [
-  { name: 'memory store', store: () => createMemoryConcurrencyStore({ now: () => clock }) },
-  { name: 'redis store', store: () => createRedisConcurrencyStore({ client: redis!, prefix, now: () => clock }) },
-  {
-    name: 'redis store on a Redis Cluster',
-    store: () => createRedisConcurrencyStore({ client: cluster!, prefix, now: () => clock }),
-  },
-];
+const harnesses = everyBackend<ConcurrencyStore>(
+  createMemoryConcurrencyStore,
+  createRedisConcurrencyStore,
+  () => clock,
+);
 
 let seq = 0;
 describe.each(harnesses)('$name (shared contract)', (h) => {

@@ -2,6 +2,7 @@
  * Types of the concurrency limiter: how many requests of one identity may be in flight at once. Plain data, as for
  * the rate limiter; the server says who is calling and how many they may have in flight.
  */
+import type { NamedStore, StoreAnswer } from '../types.js';
 
 /** What the limiter asks a store for, atomically: one slot of `limit` for `key`. */
 export interface LeaseRequest {
@@ -16,24 +17,18 @@ export interface LeaseRequest {
 }
 
 /** Outcome of one atomic acquire. */
-export interface LeaseResult {
+export interface LeaseResult extends StoreAnswer {
   /** True when a slot was free and is now held under the request's lease. */
   readonly acquired: boolean;
   /** Leases of the key in flight after this step (counting this one when acquired). */
   readonly inFlight: number;
-  /** Name of the store that answered (`memory`, `redis`, ...). */
-  readonly source: string;
-  /** Set by the resilient store when the primary failed and the fallback answered. */
-  readonly fallbackError?: unknown;
 }
 
 /**
  * Where leases live. `acquire` drops the key's expired leases, counts the others and adds the new one only when fewer
  * than `limit` remain, atomically with respect to every other call for the same key.
  */
-export interface ConcurrencyStore {
-  /** Short name reported in `LeaseResult.source`. */
-  readonly name: string;
+export interface ConcurrencyStore extends NamedStore {
   acquire(request: LeaseRequest): Promise<LeaseResult>;
   /** `acquire` answered synchronously, for stores that decide in-process (memory); it must agree with `acquire`. */
   acquireSync?(request: LeaseRequest): LeaseResult;
@@ -41,6 +36,4 @@ export interface ConcurrencyStore {
   release(key: string, lease: string): Promise<void>;
   /** `release` done synchronously, for stores that decide in-process (memory). */
   releaseSync?(key: string, lease: string): void;
-  /** Releases what the store holds (connections); it is not used afterwards. */
-  close(): Promise<void>;
 }

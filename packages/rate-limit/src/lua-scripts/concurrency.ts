@@ -1,3 +1,5 @@
+import { luaNow } from './clock.js';
+
 /**
  * One slot of an identity's concurrency limit, in one script (one round trip).
  *
@@ -10,15 +12,7 @@
  * Returns { acquired (1 or 0), leases in flight after this step }. Expired leases (a process that died holding them)
  * are removed first; the key expires with its last lease.
  */
-export const CONCURRENCY_LUA = `
-if redis.replicate_commands then redis.replicate_commands() end -- effects replication (no-op on Redis >= 5)
-local now
-if ARGV[4] ~= '' then
-  now = tonumber(ARGV[4])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+export const CONCURRENCY_LUA = `${luaNow(4)}
 local limit = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))

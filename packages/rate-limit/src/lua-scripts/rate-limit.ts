@@ -1,3 +1,5 @@
+import { luaNow } from './clock.js';
+
 /**
  * The whole decision in one script (one round trip).
  *
@@ -15,16 +17,8 @@
  * Every decision compares stored window starts / ban end with `now`, so expiry is
  * only garbage collection (PEXPIRE to the end of the window, computed from the same `now`).
  */
-export const RATE_LIMIT_LUA = `
-if redis.replicate_commands then redis.replicate_commands() end -- effects replication (no-op on Redis >= 5)
+export const RATE_LIMIT_LUA = `${luaNow(2)}
 local n = tonumber(ARGV[1])
-local now
-if ARGV[2] ~= '' then
-  now = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 local maxRefusals = tonumber(ARGV[3])
 local banWindow = tonumber(ARGV[4])
 local banDuration = tonumber(ARGV[5])

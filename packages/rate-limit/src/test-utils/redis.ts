@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { freePort } from '@animal-store/test-services';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisClient, type RedisClientOptions } from '../redis-store.js';
 
@@ -64,7 +65,7 @@ export async function deleteClusterPrefix(cluster: Cluster, prefix: string): Pro
 }
 
 /** A free TCP port on 127.0.0.1 (the workspace's test services have the one helper). */
-export { freePort } from '@animal-store/test-services';
+export { freePort };
 
 /** Starts `redis-server` on `port` (no persistence) and waits until it accepts connections. */
 export async function startRedisServer(port: number): Promise<ChildProcess> {
@@ -101,4 +102,29 @@ export async function killProcess(child: ChildProcess | undefined): Promise<void
   const exited = once(child, 'exit');
   child.kill('SIGKILL');
   await exited;
+}
+
+/** A redis-server of a test's own on a free port, stopped and started again to play an outage. */
+export interface PrivateRedis {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Starts it again on the same port (nothing while it runs). */
+  start(): Promise<void>;
+  /** Kills it (SIGKILL) and waits for its exit (nothing while it is stopped). */
+  stop(): Promise<void>;
+}
+
+/** Starts a {@link PrivateRedis}; `stop()` it after the tests. */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child = await startRedisServer(port);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      if (child.exitCode !== null || child.signalCode !== null) child = await startRedisServer(port);
+    },
+    stop: () => killProcess(child),
+  };
 }
