@@ -21,12 +21,9 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Semconv `http.server.active_requests`. */
-  readonly activeRequests = new Gauge({
-    name: 'http_server_active_requests',
-    help: 'HTTP requests in flight by method',
-    labelNames: ['http_request_method'] as const,
-    registers: [this.registry],
-  });
+  readonly activeRequests = this.gauge('http_server_active_requests', 'HTTP requests in flight by method', [
+    'http_request_method',
+  ]);
   readonly operationDuration = new Histogram({
     name: 'animal_store_operation_duration_seconds',
     help: 'API operations (/v1, /admin/v1) by contract operation, plan of the key (none: no valid key) and outcome (success, client_error, throttled, unavailable, error, aborted)',
@@ -34,40 +31,34 @@ export class Metrics {
     buckets: [0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [this.registry],
   });
-  readonly rateLimitRefusals = new Counter({
-    name: 'animal_store_rate_limit_refusals_total',
-    help: 'Requests refused by the rate limiter, by reason (rate_limit_exceeded | api_key_banned) and plan',
-    labelNames: ['reason', 'plan'] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimitBans = new Counter({
-    name: 'animal_store_rate_limit_bans_total',
-    help: 'Temporary bans started, by plan of the banned identity',
-    labelNames: ['plan'] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimitStoreFallbacks = new Counter({
-    name: 'animal_store_rate_limit_store_fallbacks_total',
-    help: 'Outages of Redis as the rate limiter saw them: switches to its in-memory store (or to refusing), one per outage',
-    registers: [this.registry],
-  });
-  readonly dependencyFailures = new Counter({
-    name: 'animal_store_dependency_failures_total',
-    help: 'Requests answered 503 because a dependency failed, by reason (database_unreachable, database_timeout, database_busy, disk_full, ...)',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-  readonly protocolErrors = new Counter({
-    name: 'animal_store_http_protocol_errors_total',
-    help: "Requests refused by Node's HTTP layer before routing (400 malformed, 408 timeout, 431 headers too large)",
-    labelNames: ['http_response_status_code'] as const,
-    registers: [this.registry],
-  });
-  readonly droppedConnections = new Counter({
-    name: 'animal_store_http_connections_dropped_total',
-    help: 'Connections refused because MAX_CONNECTIONS were open',
-    registers: [this.registry],
-  });
+  readonly rateLimitRefusals = this.counter(
+    'animal_store_rate_limit_refusals_total',
+    'Requests refused by the rate limiter, by reason (rate_limit_exceeded | api_key_banned) and plan',
+    ['reason', 'plan'],
+  );
+  readonly rateLimitBans = this.counter(
+    'animal_store_rate_limit_bans_total',
+    'Temporary bans started, by plan of the banned identity',
+    ['plan'],
+  );
+  readonly rateLimitStoreFallbacks = this.counter(
+    'animal_store_rate_limit_store_fallbacks_total',
+    'Outages of Redis as the rate limiter saw them: switches to its in-memory store (or to refusing), one per outage',
+  );
+  readonly dependencyFailures = this.counter(
+    'animal_store_dependency_failures_total',
+    'Requests answered 503 because a dependency failed, by reason (database_unreachable, database_timeout, database_busy, disk_full, ...)',
+    ['reason'],
+  );
+  readonly protocolErrors = this.counter(
+    'animal_store_http_protocol_errors_total',
+    "Requests refused by Node's HTTP layer before routing (400 malformed, 408 timeout, 431 headers too large)",
+    ['http_response_status_code'],
+  );
+  readonly droppedConnections = this.counter(
+    'animal_store_http_connections_dropped_total',
+    'Connections refused because MAX_CONNECTIONS were open',
+  );
   /** Semconv `db.client.operation.duration`: PostgreSQL, SQLite and Redis work the server waits for. */
   readonly dbOperationDuration = new Histogram({
     name: 'db_client_operation_duration_seconds',
@@ -76,22 +67,16 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [this.registry],
   });
-  readonly apiKeyLookups = new Counter({
-    name: 'animal_store_api_key_lookups_total',
-    help: 'Bearer keys resolved from the in-process cache (hit) or the database (miss)',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly ready = new Gauge({
-    name: 'animal_store_ready',
-    help: 'The last /readyz answer: 1 ready, 0 not (starts at 1)',
-    registers: [this.registry],
-  });
-  readonly readyChanges = new Counter({
-    name: 'animal_store_ready_changes_total',
-    help: 'Times /readyz changed its answer (ready to not ready or back)',
-    registers: [this.registry],
-  });
+  readonly apiKeyLookups = this.counter(
+    'animal_store_api_key_lookups_total',
+    'Bearer keys resolved from the in-process cache (hit) or the database (miss)',
+    ['result'],
+  );
+  readonly ready = this.gauge('animal_store_ready', 'The last /readyz answer: 1 ready, 0 not (starts at 1)');
+  readonly readyChanges = this.counter(
+    'animal_store_ready_changes_total',
+    'Times /readyz changed its answer (ready to not ready or back)',
+  );
 
   /**
    * `db`: the database whose pool and read path are reported at each scrape (optional); `version`: the server's;
@@ -117,6 +102,16 @@ export class Metrics {
     this.ready.set(value);
   }
   #lastReady = 1;
+
+  /** A counter of this registry (labels from a closed set). */
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge of this registry (labels from a closed set). */
+  private gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
 }
 
 /** A registry that can serve either format (exposition.ts switches it), created as OpenMetrics for the exemplars. */
@@ -132,64 +127,77 @@ function reportDatabase(
   db: Pick<Database, 'poolStats' | 'readStats'>,
   poolMax: number | undefined,
 ): void {
-  const poolStats = db.poolStats?.bind(db);
-  const readStats = db.readStats?.bind(db);
+  if (db.poolStats) reportPool(registry, db.poolStats.bind(db), poolMax);
+  if (db.readStats) reportReads(registry, db.readStats.bind(db));
+}
+
+type PoolStats = NonNullable<ReturnType<NonNullable<Database['poolStats']>>>;
+
+/** The PostgreSQL pool's connections by state, its waiting queries and its size (absent while it reports none). */
+function reportPool(
+  registry: Registry<RegistryContentType>,
+  poolStats: () => PoolStats | undefined,
+  poolMax: number | undefined,
+): void {
   const pool = { db_client_connection_pool_name: 'main' };
-  if (poolStats) {
+  const byState = ['db_client_connection_pool_name', 'db_client_connection_state'];
+  const poolGauge = (
+    name: string,
+    help: string,
+    set: (gauge: Gauge, stats: PoolStats) => void,
+    labels = ['db_client_connection_pool_name'],
+  ) =>
     new Gauge({
-      name: 'db_client_connection_count',
-      help: 'PostgreSQL pool connections by state (idle | used)',
-      labelNames: ['db_client_connection_pool_name', 'db_client_connection_state'] as const,
+      name,
+      help,
+      labelNames: labels,
       registers: [registry],
       collect() {
         const stats = poolStats();
-        if (!stats) return;
-        this.set({ ...pool, db_client_connection_state: 'idle' }, stats.idle);
-        this.set({ ...pool, db_client_connection_state: 'used' }, stats.total - stats.idle);
+        if (stats) set(this, stats);
       },
     });
-    new Gauge({
-      name: 'db_client_connection_pending_requests',
-      help: 'Queries waiting for a PostgreSQL pool connection',
-      labelNames: ['db_client_connection_pool_name'] as const,
-      registers: [registry],
-      collect() {
-        const stats = poolStats();
-        if (stats) this.set(pool, stats.waiting);
-      },
-    });
-    new Gauge({
-      name: 'db_client_connection_max',
-      help: 'Most connections the PostgreSQL pool opens',
-      labelNames: ['db_client_connection_pool_name'] as const,
-      registers: [registry],
-      collect() {
-        if (poolMax !== undefined && poolStats()) this.set(pool, poolMax);
-      },
-    });
-  }
-  if (readStats) {
-    totals(
-      registry,
-      'animal_store_pets_page_cache_lookups_total',
-      'SQLite list pages answered from the page cache (hit) or read (miss)',
-      'result',
-      () => {
-        const cache = readStats().pageCache;
-        return cache && { hit: cache.hits, miss: cache.misses };
-      },
-    );
-    totals(
-      registry,
-      'animal_store_pets_reads_total',
-      'PostgreSQL list pages and gets read (query="own": queries sent; query="shared": further reads that went in a query with others)',
-      'query',
-      () => {
-        const coalescing = readStats().coalescing;
-        return coalescing && { own: coalescing.queries, shared: coalescing.reads - coalescing.queries };
-      },
-    );
-  }
+  poolGauge(
+    'db_client_connection_count',
+    'PostgreSQL pool connections by state (idle | used)',
+    (gauge, stats) => {
+      gauge.set({ ...pool, db_client_connection_state: 'idle' }, stats.idle);
+      gauge.set({ ...pool, db_client_connection_state: 'used' }, stats.total - stats.idle);
+    },
+    byState,
+  );
+  poolGauge(
+    'db_client_connection_pending_requests',
+    'Queries waiting for a PostgreSQL pool connection',
+    (gauge, stats) => gauge.set(pool, stats.waiting),
+  );
+  poolGauge('db_client_connection_max', 'Most connections the PostgreSQL pool opens', (gauge) => {
+    if (poolMax !== undefined) gauge.set(pool, poolMax);
+  });
+}
+
+/** The read path's totals: SQLite's page cache, PostgreSQL's coalesced reads (absent while the database has none). */
+function reportReads(registry: Registry<RegistryContentType>, readStats: NonNullable<Database['readStats']>): void {
+  totals(
+    registry,
+    'animal_store_pets_page_cache_lookups_total',
+    'SQLite list pages answered from the page cache (hit) or read (miss)',
+    'result',
+    () => {
+      const cache = readStats().pageCache;
+      return cache && { hit: cache.hits, miss: cache.misses };
+    },
+  );
+  totals(
+    registry,
+    'animal_store_pets_reads_total',
+    'PostgreSQL list pages and gets read (query="own": queries sent; query="shared": further reads that went in a query with others)',
+    'query',
+    () => {
+      const coalescing = readStats().coalescing;
+      return coalescing && { own: coalescing.queries, shared: coalescing.reads - coalescing.queries };
+    },
+  );
 }
 
 /** A counter by one label whose values are totals kept elsewhere, read at each scrape (absent while `read` gives none). */
