@@ -23,7 +23,7 @@ export default tseslint.config(
       globals: { ...globals.node },
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'packages/*/vitest.config.ts', 'packages/*/tsup.config.ts'],
+          allowDefaultProject: ['*.js', 'tsup.library.ts', 'packages/*/vitest.config.ts', 'packages/*/tsup.config.ts'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
