@@ -4,7 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { LastUsedRecorder } from '../keys/last-used.js';
 import { looksLikeKey } from '../keys/format.js';
 import { KEY_LOOKUP_NEEDED, type KeyResolution, type KeyResolver } from '../keys/resolver.js';
-import { inSpan } from '../telemetry/spans.js';
+import { inLeafSpan, inSpan } from '../telemetry/spans.js';
 import { AppError } from '../errors/app-error.js';
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -68,17 +68,24 @@ export function resolveApiKey(
     if (cached !== KEY_LOOKUP_NEEDED) {
       const hit = looksLikeKey(raw);
       onLookup?.(hit ? 'hit' : 'malformed');
-      inSpan(KEY_LOOKUP_SPAN, { attributes: lookupAttributes(hit, cached) }, () => settle(req, cached));
+      inLeafSpan(
+        KEY_LOOKUP_SPAN,
+        () => ({ attributes: lookupAttributes(hit, cached) }),
+        () => settle(req, cached),
+      );
       next();
       return;
     }
     onLookup?.('miss');
     const lookup = () =>
-      inSpan(KEY_LOOKUP_SPAN, { attributes: lookupAttributes(false, undefined) }, (span) =>
-        keys.resolve(raw).then((resolution) => {
-          span?.setAttributes(lookupAttributes(false, resolution));
-          return resolution;
-        }),
+      inSpan(
+        KEY_LOOKUP_SPAN,
+        () => ({ attributes: lookupAttributes(false, undefined) }),
+        (span) =>
+          keys.resolve(raw).then((resolution) => {
+            span?.setAttributes(lookupAttributes(false, resolution));
+            return resolution;
+          }),
       ).then(
         (resolution) => {
           settle(req, resolution);

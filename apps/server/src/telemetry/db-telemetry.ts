@@ -1,6 +1,6 @@
 import { context, type SpanContext, SpanKind, trace } from '@opentelemetry/api';
 import type { Metrics } from './metrics.js';
-import { endShared, inSpan, sampledContext, sharedSpan } from './spans.js';
+import { endSpan, inLeafSpan, sampledContext, sharedSpan, type SpanOptions } from './spans.js';
 
 /**
  * Database and Redis work by the stable database conventions: a CLIENT span named `{operation} {collection}` (inside a
@@ -39,6 +39,17 @@ function attributesOf(op: DbOperation) {
 
 const spanName = (op: DbOperation) => (op.collection ? `${op.operation} ${op.collection}` : op.operation);
 
+// The operations are the modules' constants: each one's span options are made once, at its first sampled use.
+const spanOptions = new WeakMap<DbOperation, SpanOptions>();
+function spanOptionsOf(op: DbOperation): SpanOptions {
+  let options = spanOptions.get(op);
+  if (!options) {
+    options = { kind: SpanKind.CLIENT, attributes: attributesOf(op) };
+    spanOptions.set(op, options);
+  }
+  return options;
+}
+
 function observe(op: DbOperation, started: bigint, error?: unknown): void {
   if (!sink) return;
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -52,25 +63,29 @@ function observe(op: DbOperation, started: bigint, error?: unknown): void {
   );
 }
 
-/** One request's own database work (synchronous, as SQLite's, or a promise). */
+/** One request's own database work (synchronous, as SQLite's, or a promise): one statement, so a leaf span. */
 export function dbWork<T>(op: DbOperation, work: () => T): T {
   const started = process.hrtime.bigint();
-  return inSpan(spanName(op), { kind: SpanKind.CLIENT, attributes: attributesOf(op) }, () => {
-    let result: T;
-    try {
-      result = work();
-    } catch (error) {
-      observe(op, started, error);
-      throw error;
-    }
-    if (result instanceof Promise)
-      result.then(
-        () => observe(op, started),
-        (error: unknown) => observe(op, started, error),
-      );
-    else observe(op, started);
-    return result;
-  });
+  return inLeafSpan(
+    spanName(op),
+    () => spanOptionsOf(op),
+    () => {
+      let result: T;
+      try {
+        result = work();
+      } catch (error) {
+        observe(op, started, error);
+        throw error;
+      }
+      if (result instanceof Promise)
+        result.then(
+          () => observe(op, started),
+          (error: unknown) => observe(op, started, error),
+        );
+      else observe(op, started);
+      return result;
+    },
+  );
 }
 
 /** What a member of shared work brings to its span: the sampled request it came from. */
@@ -82,19 +97,19 @@ export const memberContext = (): SpanContext | undefined => sampledContext();
  */
 export function dbSharedWork<T>(op: DbOperation, members: (SpanContext | undefined)[], work: () => Promise<T>) {
   const started = process.hrtime.bigint();
-  const span = sharedSpan(spanName(op), members, {
-    kind: SpanKind.CLIENT,
-    attributes: { ...attributesOf(op), 'animal_store.batch.size': members.length },
+  const span = sharedSpan(spanName(op), members, () => {
+    const { kind, attributes } = spanOptionsOf(op);
+    return { kind, attributes: { ...attributes, 'animal_store.batch.size': members.length } };
   });
   const running = span ? context.with(trace.setSpan(context.active(), span), work) : work();
   running.then(
     () => {
       observe(op, started);
-      endShared(span);
+      endSpan(span);
     },
     (error: unknown) => {
       observe(op, started, error);
-      endShared(span, error);
+      endSpan(span, error);
     },
   );
   return running;

@@ -1,5 +1,14 @@
 import { adminContract, contract } from '@animal-store/contract';
-import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import type { Request, Response } from 'express';
 import type { Metrics } from './metrics.js';
 import { activeTracer } from './spans.js';
@@ -39,37 +48,45 @@ declare global {
   }
 }
 
-/** Starts the request's span (tracing on) and runs the rest of the chain in its context when it is sampled. */
+/**
+ * Starts the request's span (tracing on) and runs the rest of the chain in its context when it is sampled. The span
+ * starts with the method and path only: the samplers OTEL_TRACES_SAMPLER configures decide on the trace id and the
+ * parent, so the other attributes are worked out for sampled requests alone.
+ */
 export function beginRequest(req: Request, metrics: Metrics, next: () => void): void {
-  metrics.activeRequests.inc({ http_request_method: methodOf(req.method) });
+  const method = methodOf(req.method);
+  metrics.activeRequests.inc({ http_request_method: method });
   const tracer = activeTracer();
   if (!tracer) return next();
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  const host = req.headers.host ?? '';
-  const colon = host.lastIndexOf(':');
   const span = tracer.startSpan(
-    methodOf(req.method) === '_OTHER' ? 'HTTP' : req.method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': methodOf(req.method),
-        'url.path': req.path,
-        'url.scheme': req.protocol,
-        'server.address': colon > 0 && !host.endsWith(']') ? host.slice(0, colon) : host,
-        ...(colon > 0 && !host.endsWith(']') ? { 'server.port': Number(host.slice(colon + 1)) } : {}),
-        'client.address': req.ip ?? '',
-        'network.protocol.version': req.httpVersion,
-        ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
-      },
-    },
+    method === '_OTHER' ? 'HTTP' : req.method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': req.path } },
     parent,
   );
   req.span = span;
   if (!span.isRecording()) return next();
+  span.setAttributes(requestAttributes(req));
   const active = trace.setSpan(parent, span);
-  // The request's body events come from the socket, outside this context: bound, the handlers after them keep it.
-  context.bind(active, req);
+  // A body's events come from the socket, outside this context: bound, the handlers after them keep it.
+  if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)
+    context.bind(active, req);
   context.with(active, next);
+}
+
+/** The HTTP conventions' attributes of a request besides its method and path (never a header but the user agent). */
+function requestAttributes(req: Request): Attributes {
+  const host = req.headers.host ?? '';
+  const colon = host.lastIndexOf(':');
+  const port = colon > 0 && !host.endsWith(']');
+  return {
+    'url.scheme': req.protocol,
+    'server.address': port ? host.slice(0, colon) : host,
+    ...(port ? { 'server.port': Number(host.slice(colon + 1)) } : {}),
+    'client.address': req.ip ?? '',
+    'network.protocol.version': req.httpVersion,
+    ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
+  };
 }
 
 /** The route pattern of a matched request (`/v1/pets/:petId`), undefined when no route matched. */

@@ -1,7 +1,7 @@
 import type { RateLimitStore, StoreRequest, StoreResult } from '@animal-store/rate-limit';
 import type { Span } from '@opentelemetry/api';
 import { dbWork, type DbOperation } from './db-telemetry.js';
-import { activeTracer, inSpan } from './spans.js';
+import { activeTracer, inLeafSpan, inSpan } from './spans.js';
 
 /**
  * The rate limiter's work in traces: each decision an INTERNAL `rate_limit` span (which store answered, and how), and
@@ -23,7 +23,8 @@ export function tracedDecisions(store: RateLimitStore): RateLimitStore {
     consume: (request: StoreRequest) =>
       inSpan('rate_limit', {}, (span) => store.consume(request).then((result) => described(span, result))),
     ...(consumeSync && {
-      consumeSync: (request: StoreRequest) => inSpan('rate_limit', {}, (span) => described(span, consumeSync(request))),
+      consumeSync: (request: StoreRequest) =>
+        inLeafSpan('rate_limit', {}, (span) => described(span, consumeSync(request))),
     }),
     refund: (request) => store.refund(request),
     resetKey: (key) => store.resetKey(key),
