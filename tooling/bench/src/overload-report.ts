@@ -29,6 +29,20 @@ const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(n > 0 && n
 const probeP99 = (r: LoadResult) => (r.non2xx + r.errors > 0 ? NaN : r.p99);
 const goodput = (s: StepResult) => (s.crowd?.rps ?? 0) + s.trickle.rps;
 
+const SIGNAL_NAMES: Record<string, string> = {
+  event_loop_delay: 'delay',
+  event_loop_utilization: 'ELU',
+  requests_in_flight: 'in flight',
+  db_pool_queue: 'pool',
+};
+
+/** What the server shed during a step, by the signal past its threshold, e.g. `event_loop_delay 80 %`. */
+export function shedReasons(s: StepResult): string {
+  const entries = Object.entries(s.shedBy ?? {}).filter(([, n]) => n > 0);
+  const total = entries.reduce((sum, [, n]) => sum + n, 0);
+  return entries.map(([reason, n]) => `${SIGNAL_NAMES[reason] ?? reason} ${pct(n / total)}`).join(', ');
+}
+
 export const stepName = (s: StepResult) =>
   s.factor === 0 ? 'trickle alone' : `${s.factor}x${s.noisy ? ` + ${NOISY_CONNECTIONS} from one key` : ''}`;
 
@@ -40,7 +54,7 @@ export function stepLine(label: string, s: StepResult): string {
     : '';
   return (
     `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)}` +
-    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}`
+    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}  shed by: ${shedReasons(s) || '-'}`
   );
 }
 
@@ -61,6 +75,7 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
     fmtMs(probeP99(s.healthOps)),
     pct(s.serverCpu),
     dash((x) => fmtMs(x.sendLagP99 ?? NaN)),
+    shedReasons(s),
   ];
 }
 
@@ -84,6 +99,7 @@ export function overloadTable(r: SetupReport): string {
         'ops p99',
         'server CPU',
         'send lag p99',
+        'shed by',
       ],
       rows,
     ),

@@ -64,6 +64,8 @@ export interface StepResult {
   noisyLoad?: LoadResult;
   /** Server CPU over the step, in share of one core. */
   serverCpu: number;
+  /** Shedding on: answers shed during the step by the signal that was past its threshold (the server's metric). */
+  shedBy?: Record<string, number>;
 }
 
 const open = (origin: string, rate: number, startAt: number, extra: Partial<LoadSpec>): LoadSpec => ({
@@ -88,6 +90,7 @@ export async function step(
   noisy = false,
 ): Promise<StepResult> {
   if (s.shedding) await settle(s);
+  const shedBefore = s.shedding ? await shedCounts(s) : undefined;
   const origin = s.server.origin;
   const health = { requests: [{ method: 'GET' as const, path: '/healthz' }], keepAlive: false, connections: 20 };
   const crowdRate = factor * capacity - TRICKLE_RATE;
@@ -115,6 +118,7 @@ export async function step(
   await new Promise((r) => setTimeout(r, settings.overloadStepSeconds * 1000));
   const serverCpu = (cpuMs(s.server.pid) - cpuBefore) / (Date.now() - started);
   const [crowd, trickle, healthApi, healthOps, noisyLoad] = await loads;
+  const shedBy = shedBefore && difference(await shedCounts(s), shedBefore);
   return {
     factor,
     noisy,
@@ -125,8 +129,21 @@ export async function step(
     healthOps,
     ...(noisyLoad ? { noisyLoad } : {}),
     serverCpu,
+    ...(shedBy ? { shedBy } : {}),
   };
 }
+
+/** animal_store_load_shed_total summed by reason, from /metrics on OPS_PORT. */
+async function shedCounts(s: OverloadServer): Promise<Record<string, number>> {
+  const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^animal_store_load_shed_total\{reason="([a-z_]+)"[^}]*\} (\d+)$/gm))
+    counts[m[1]!] = (counts[m[1]!] ?? 0) + Number(m[2]);
+  return counts;
+}
+
+const difference = (after: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 
 /**
  * Waits until the shedder is back at level 0 (read from /metrics on OPS_PORT), so a step does not start in the
