@@ -8,7 +8,7 @@ import type { Pressure } from './pressure.js';
 import { HARD_LEVEL, type ShedPlan } from './priorities.js';
 
 /** The shed level the test sets (a monitor's view, without its timer). */
-const monitor = { level: 0, pressure: { ratio: 2, signal: 'event_loop_delay' } as Pressure };
+const monitor = { level: 0, pressure: { ratio: 2, signal: 'event_loop_delay', queueing: 2 } as Pressure };
 let server: Server | undefined;
 afterEach(async () => {
   monitor.level = 0;

@@ -22,7 +22,7 @@ export interface MonitorOptions {
  */
 export class SaturationMonitor {
   #level = 0;
-  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay' };
+  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0 };
   #timer: NodeJS.Timeout | undefined;
   #elu: EventLoopUtilization | undefined;
   readonly #sampleMs: number;
@@ -56,7 +56,7 @@ export class SaturationMonitor {
   sample(signals: SaturationSignals): void {
     const before = this.#level;
     this.#pressure = pressureOf(signals, this.options.thresholds);
-    this.#level = nextLevel(before, this.#pressure.ratio);
+    this.#level = nextLevel(before, this.#pressure);
     this.options.onSample?.(signals, this.#pressure, this.#level);
     if ((before === 0) !== (this.#level === 0)) this.options.onShedding?.(this.#level > 0, this.#pressure, signals);
   }

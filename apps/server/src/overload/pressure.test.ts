@@ -1,16 +1,30 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SaturationMonitor } from './monitor.js';
-import { nextLevel, pressureOf, RECOVER_BELOW, TOP_LEVEL, type SaturationSignals } from './pressure.js';
+import { nextLevel, pressureOf, RECOVER_BELOW, RISE_MAX, TOP_LEVEL, type SaturationSignals } from './pressure.js';
 
 const LIMITS = { eventLoopDelayMs: 40, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50 };
 const calm: SaturationSignals = { eventLoopDelayMs: 1, eventLoopUtilization: 0.3, inFlight: 10, dbWaiting: 0 };
 
 describe('pressureOf', () => {
-  it('names the most saturated signal and its ratio to its threshold', () => {
-    expect(pressureOf(calm, LIMITS)).toEqual({ signal: 'event_loop_utilization', ratio: 0.3 / 0.9 });
-    expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toEqual({ signal: 'event_loop_delay', ratio: 3 });
-    expect(pressureOf({ ...calm, inFlight: 1500 }, LIMITS)).toEqual({ signal: 'requests_in_flight', ratio: 1.5 });
-    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toEqual({ signal: 'db_pool_queue', ratio: 2 });
+  it('names the most saturated signal and its ratio to its threshold, and the highest queueing ratio', () => {
+    expect(pressureOf(calm, LIMITS)).toEqual({ signal: 'event_loop_utilization', ratio: 0.3 / 0.9, queueing: 1 / 40 });
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toEqual({
+      signal: 'event_loop_delay',
+      ratio: 3,
+      queueing: 3,
+    });
+    expect(pressureOf({ ...calm, inFlight: 1500 }, LIMITS)).toEqual({
+      signal: 'requests_in_flight',
+      ratio: 1.5,
+      queueing: 1.5,
+    });
+    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toEqual({ signal: 'db_pool_queue', ratio: 2, queueing: 2 });
+    // Utilization is no queueing signal: a busy loop leaves `queueing` at the others' highest.
+    expect(pressureOf({ ...calm, eventLoopUtilization: 0.99, eventLoopDelayMs: 20 }, LIMITS)).toEqual({
+      signal: 'event_loop_utilization',
+      ratio: 0.99 / 0.9,
+      queueing: 0.5,
+    });
   });
 
   it('leaves out in-flight requests and the pool queue when their threshold is 0', () => {
@@ -19,18 +33,32 @@ describe('pressureOf', () => {
   });
 });
 
+/** A pressure whose most saturated signal is a queueing one (delay, in flight, pool). */
+const queueing = (ratio: number) => ({ ratio, queueing: ratio });
+/** A pressure from a busy loop whose queueing signals are at `queue`. */
+const busy = (ratio: number, queue: number) => ({ ratio, queueing: queue });
+
 describe('nextLevel', () => {
-  it('rises while saturated, faster the further past the threshold, up to the top', () => {
-    expect(nextLevel(0, 1.2)).toBeCloseTo(0.1);
-    expect(nextLevel(0, 5)).toBeCloseTo(1.05);
-    expect(nextLevel(TOP_LEVEL - 0.01, 5)).toBe(TOP_LEVEL);
+  it('rises while saturated, faster the further past the threshold, by at most a class a sample, up to the top', () => {
+    expect(nextLevel(0, queueing(1.2))).toBeCloseTo(0.1);
+    expect(nextLevel(0, queueing(4))).toBeCloseTo(0.8);
+    expect(nextLevel(0, queueing(5))).toBe(RISE_MAX);
+    expect(nextLevel(0, queueing(40))).toBe(RISE_MAX);
+    expect(nextLevel(0, busy(1.1, 0))).toBeCloseTo(0.075);
+    expect(nextLevel(TOP_LEVEL - 0.01, queueing(5))).toBe(TOP_LEVEL);
   });
 
-  it('holds in the band below the threshold and falls slowly only below it (hysteresis)', () => {
-    expect(nextLevel(2, 1)).toBe(2);
-    expect(nextLevel(2, RECOVER_BELOW)).toBe(2);
-    expect(nextLevel(2, RECOVER_BELOW - 0.01)).toBeCloseTo(1.95);
-    expect(nextLevel(0.01, 0)).toBe(0);
+  it('holds in the band below a queueing threshold and falls slowly only below it (hysteresis)', () => {
+    expect(nextLevel(2, queueing(1))).toBe(2);
+    expect(nextLevel(2, queueing(RECOVER_BELOW))).toBe(2);
+    expect(nextLevel(2, busy(0.5, RECOVER_BELOW))).toBe(2);
+    expect(nextLevel(2, queueing(RECOVER_BELOW - 0.01))).toBeCloseTo(1.95);
+    expect(nextLevel(0.01, queueing(0))).toBe(0);
+  });
+
+  it('falls while the loop is busy under its threshold and nothing queues: utilization holds nothing', () => {
+    expect(nextLevel(2, busy(1, 0.1))).toBeCloseTo(1.95);
+    expect(nextLevel(2, busy(0.95, 0.5))).toBeCloseTo(1.95);
   });
 });
 
@@ -39,16 +67,16 @@ describe('SaturationMonitor', () => {
     const onShedding = vi.fn();
     const onSample = vi.fn();
     const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, onShedding, onSample });
-    monitor.sample({ ...calm, eventLoopDelayMs: 200 });
-    monitor.sample({ ...calm, eventLoopDelayMs: 200 });
-    expect(monitor.level).toBeCloseTo(2 * (0.05 + 0.25 * 4));
+    monitor.sample({ ...calm, eventLoopDelayMs: 120 });
+    monitor.sample({ ...calm, eventLoopDelayMs: 120 });
+    expect(monitor.level).toBeCloseTo(2 * (0.05 + 0.25 * 2));
     const calls = onShedding.mock.calls as [boolean, { signal: string }][];
     expect(calls.map(([on, pressure]) => [on, pressure.signal])).toEqual([[true, 'event_loop_delay']]);
     for (let i = 0; i < 100 && monitor.level > 0; i++) monitor.sample(calm);
     expect(monitor.level).toBe(0);
     expect(onShedding).toHaveBeenCalledTimes(2);
     expect(onShedding.mock.calls[1]![0]).toBe(false);
-    expect(onSample).toHaveBeenCalledTimes(2 + 42);
+    expect(onSample).toHaveBeenCalledTimes(2 + 22);
   });
 
   it('samples on a timer of its own that does not keep the process alive', async () => {

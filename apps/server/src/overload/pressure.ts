@@ -31,6 +31,8 @@ export type SignalName = (typeof SIGNALS)[number];
 export interface Pressure {
   readonly ratio: number;
   readonly signal: SignalName;
+  /** The highest ratio of the queueing signals (event-loop delay, in flight, pool queue): all but utilization. */
+  readonly queueing: number;
 }
 
 export function pressureOf(signals: SaturationSignals, limits: SaturationThresholds): Pressure {
@@ -42,7 +44,8 @@ export function pressureOf(signals: SaturationSignals, limits: SaturationThresho
   ];
   let worst = ratios[0]!;
   for (const entry of ratios) if (entry[1] > worst[1]) worst = entry;
-  return { signal: worst[0], ratio: worst[1] };
+  const queueing = Math.max(...ratios.filter(([name]) => name !== 'event_loop_utilization').map(([, r]) => r));
+  return { signal: worst[0], ratio: worst[1], queueing };
 }
 
 /**
@@ -52,21 +55,26 @@ export function pressureOf(signals: SaturationSignals, limits: SaturationThresho
  */
 export const TOP_LEVEL = 5.5;
 
-/** The controller's steps, per sample: rise with the overshoot, fall slowly. */
+/** The controller's steps, per sample: rise with the overshoot, by at most a class, and fall slowly. */
 const RISE_MIN = 0.05;
 const RISE_GAIN = 0.25;
+export const RISE_MAX = 1;
 const FALL = 0.05;
 /** Below this share of every threshold the level falls; between it and 1 it holds (the hysteresis band). */
 export const RECOVER_BELOW = 0.8;
 
 /**
- * The next shed level after a sample: it rises while any signal is past its threshold (faster the further past, so a
- * stalled loop reaches the top in a few samples), holds in the band below, and falls slowly only when every signal is
- * well below (RECOVER_BELOW): admission settles where the process is busy but not queueing, and one good sample does
- * not reopen the gates.
+ * The next shed level after a sample: it rises while any signal is past its threshold, faster the further past but by
+ * at most a class a sample (RISE_MAX), so one late timer (a collector's pause, a neighbour's burst of CPU) sheds one
+ * class more for a while, not everything for seconds. It holds while a queueing signal is in the band below its
+ * threshold, and falls slowly once every queueing signal is well below (RECOVER_BELOW): one good sample does not
+ * reopen the gates. Utilization holds nothing: a loop busy just under its threshold and not queueing is the operating
+ * point admission aims for, so below its threshold the level falls back to it; a band there would let each passing
+ * spike ratchet the level up while the process sheds far more than it must.
  */
-export function nextLevel(level: number, pressure: number): number {
-  if (pressure > 1) return Math.min(TOP_LEVEL, level + RISE_MIN + RISE_GAIN * (pressure - 1));
-  if (pressure < RECOVER_BELOW) return Math.max(0, level - FALL);
+export function nextLevel(level: number, pressure: Pick<Pressure, 'ratio' | 'queueing'>): number {
+  if (pressure.ratio > 1)
+    return Math.min(TOP_LEVEL, level + Math.min(RISE_MAX, RISE_MIN + RISE_GAIN * (pressure.ratio - 1)));
+  if (pressure.queueing < RECOVER_BELOW) return Math.max(0, level - FALL);
   return level;
 }
