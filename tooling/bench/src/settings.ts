@@ -36,8 +36,8 @@ export const settings = {
   only: list('BENCH_ONLY'),
   /** BENCH_MIXED: only these mixed targets (e.g. `sqlite-0,postgres-10`), with both floors. */
   mixedOnly: list('BENCH_MIXED'),
-  /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets: about 5 min as set). */
-  tracingSeconds: number('BENCH_TRACING_SECONDS', 3),
+  /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets, fresh servers each round). */
+  tracingSeconds: number('BENCH_TRACING_SECONDS', 2),
   tracingRounds: number('BENCH_TRACING_ROUNDS', 3),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),

@@ -1,11 +1,13 @@
 /**
- * The cost of tracing (issue #22) on the mixed scenario's workloads: four servers of this build per provider, in the
- * same alternating rounds, each workload's four one after the other: the baseline (no OTEL variable, so the SDK is not
- * loaded), tracing off (an endpoint and OTEL_SDK_DISABLED=true), and tracing on at 10 % and at 100 % sampling, its spans
- * exported over OTLP/HTTP (protobuf, the default) to a receiver on 127.0.0.1, so export is paid for. A module hook logs what each
- * server resolves: the run stops unless the baseline and `off` load no part of the SDK and the traced servers do.
- * Cost = server CPU per answer against the baseline's in the same round; the median over rounds per workload, the
- * geometric mean over workloads is held to the targets.
+ * The cost of tracing (issue #22) on the mixed scenario's workloads: four servers of this build per provider, each
+ * workload's four measured one after the other: the baseline (no OTEL variable, so the SDK is not loaded), tracing off
+ * (an endpoint and OTEL_SDK_DISABLED=true), and tracing on at 10 % and at 100 % sampling, its spans exported over
+ * OTLP/HTTP (protobuf, the default) to a receiver on 127.0.0.1, so export is paid for. Every round starts fresh servers
+ * (on the same databases), since one process can sit 10-20 % above another of the same build all its life, and runs in
+ * the order opposite to the round before. A module hook logs what each server resolves: the run stops unless the
+ * baseline and `off` load no part of the SDK and the traced servers do. Cost = server CPU per answer against the
+ * baseline's in the same round; the median over rounds per workload, the geometric mean over workloads, is held to the
+ * targets.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startOtlpReceiver } from '@animal-store/test-services';
 import { appServer } from '../bench-servers.js';
+import type { BenchDatabase } from '../databases.js';
 import { mixedDatabase, type Provider, variedTargets } from '../mixed-workload.js';
 import { type RoundResult, rounds, type Target } from '../rounds.js';
 import type { Out, RunContext, Scenario } from '../scenario.js';
@@ -45,57 +48,45 @@ const VARIANTS: readonly Variant[] = [
   { name: '100', label: '100 %', target: 0.25, sdk: true, env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
 ];
 
+const PROVIDERS = ['sqlite', 'postgres'] as const;
+
 /** What a server resolves that belongs to the SDK (the tracing-off test's list). */
 const SDK =
   /@opentelemetry\/(sdk-trace|exporter-trace|resources|context-async-hooks|core)|@prisma\/instrumentation|telemetry\/sdk\.js/;
 
-interface Traced {
-  provider: Provider;
-  variant: Variant;
-  server: RunningServer;
+/** Module hooks logging every specifier a server resolves to `<dir>/<pid>.log`; the `--import` that registers them. */
+function resolveLog(dir: string): string {
+  const log = `appendFileSync(${JSON.stringify(dir)} + '/' + process.pid + '.log', specifier + '\\n');`;
+  const hooks = `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {\n  ${log}\n  return next(specifier, context);\n}\n`;
+  writeFileSync(join(dir, 'hooks.mjs'), hooks);
+  const url = JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href);
+  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${url});\n`);
+  return `--import=${pathToFileURL(join(dir, 'register.mjs')).href}`;
 }
 
-/** A module hook logging every specifier a server resolves to the file its `register` passes. */
-const HOOKS = `import { appendFileSync } from 'node:fs';
-let log;
-export function initialize(data) { log = data.log; }
-export async function resolve(specifier, context, next) {
-  appendFileSync(log, specifier + '\\n');
-  return next(specifier, context);
-}`;
+type Databases = Map<string, { db: BenchDatabase; keys: string[] }>;
 
-/** `--import` of HOOKS (written to `dir`), logging what the server resolves to `log`. */
-function resolveLogArgs(dir: string, name: string): { nodeArgs: string[]; log: string } {
-  const [log, register] = [join(dir, `${name}.log`), join(dir, `${name}.mjs`)];
-  const hooks = JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href);
-  writeFileSync(
-    register,
-    `import { register } from 'node:module';\nregister(${hooks}, { data: { log: ${JSON.stringify(log)} } });\n`,
-  );
-  return { nodeArgs: [`--import=${pathToFileURL(register).href}`], log };
+/** A database of each provider for each variant, seeded as the mixed scenario seeds them. */
+async function databasesOf(ctx: RunContext): Promise<Databases> {
+  const dbs: Databases = new Map();
+  for (const provider of PROVIDERS)
+    for (const variant of VARIANTS) dbs.set(`${variant.name}-${provider}`, await mixedDatabase(ctx, provider));
+  return dbs;
 }
 
-/** The four servers of a provider, each on a database of its own (as the mixed scenario seeds it). */
-async function serversOf(ctx: RunContext, provider: Provider, dir: string, endpoint: string) {
-  const out: { traced: Traced; keys: string[] }[] = [];
-  for (const variant of VARIANTS) {
-    const { db, keys } = await mixedDatabase(ctx, provider);
-    const name = `tracing-${variant.name}-${provider}`;
-    const { nodeArgs, log } = resolveLogArgs(dir, name);
-    const otel: Record<string, string> =
-      variant.name === 'baseline' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: name };
-    const server = await appServer(name, db, {
-      redis: provider === 'postgres',
-      env: { ...otel, ...variant.env },
-      nodeArgs,
-    });
-    const resolved = readFileSync(log, 'utf8').split('\n');
-    const loaded = resolved.filter((specifier) => SDK.test(specifier));
-    if (variant.sdk !== loaded.length > 0)
-      throw new Error(`tracing: ${name} ${variant.sdk ? 'did not load' : 'loaded'} the SDK (${loaded.join(', ')})`);
-    out.push({ traced: { provider, variant, server }, keys });
-  }
-  return out;
+/** A server of the variant on its database, checked to load the SDK exactly when the variant should. */
+async function serverOf(provider: Provider, variant: Variant, db: BenchDatabase, dir: string, endpoint: string) {
+  const name = `tracing-${variant.name}-${provider}`;
+  const otel: Record<string, string> =
+    variant.name === 'baseline' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: name };
+  const env = { ...otel, ...variant.env };
+  const server = await appServer(name, db, { redis: provider === 'postgres', env, nodeArgs: [resolveLog(dir)] });
+  const resolved = readFileSync(join(dir, `${server.pid}.log`), 'utf8').split('\n');
+  const loaded = resolved.filter((specifier) => SDK.test(specifier));
+  if (variant.sdk !== loaded.length > 0)
+    throw new Error(`tracing: ${name} ${variant.sdk ? 'did not load' : 'loaded'} the SDK (${loaded.join(', ')})`);
+  return server;
 }
 
 /** Answers a server counted itself (every request its duration histogram saw, warm-ups included). */
@@ -173,13 +164,17 @@ function print(out: Out, r: TracingReport): void {
 
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
-/** Every server, and the targets: each chosen workload (BENCH_MIXED) under the four variants, one after the other. */
-async function targetsOf(ctx: RunContext, dir: string, endpoint: string, servers: Traced[]): Promise<Measured[]> {
+/** Fresh servers, and their targets: each chosen workload (BENCH_MIXED) under the four variants, one after the other. */
+async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[]) {
   const targets: Measured[] = [];
-  for (const provider of ['sqlite', 'postgres'] as const) {
-    const ofProvider = await serversOf(ctx, provider, dir, endpoint);
-    servers.push(...ofProvider.map((s) => s.traced));
-    const byVariant = ofProvider.map(({ traced, keys }) => variedTargets(provider, traced.server, keys));
+  for (const provider of PROVIDERS) {
+    const byVariant: Target[][] = [];
+    for (const variant of VARIANTS) {
+      const { db, keys } = dbs.get(`${variant.name}-${provider}`)!;
+      const server = await serverOf(provider, variant, db, dir, endpoint);
+      servers.push(server);
+      byVariant.push(variedTargets(provider, server, keys));
+    }
     byVariant[0]!.forEach((workload, w) => {
       if (settings.mixedOnly && !settings.mixedOnly.includes(workload.name)) return;
       VARIANTS.forEach((variant, v) =>
@@ -197,35 +192,41 @@ async function targetsOf(ctx: RunContext, dir: string, endpoint: string, servers
 }
 
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
-function spansPerAnswer(servers: Traced[], answers: Map<Traced, number>, counts: Record<string, number>) {
+function spansPerAnswer(answers: Map<string, number>, counts: Record<string, number>) {
   const out: Record<string, number> = {};
-  for (const variant of VARIANTS.filter((v) => v.sdk)) {
-    const of = servers.filter((s) => s.variant === variant);
-    const spans = of.reduce((n, s) => n + (counts[`tracing-${variant.name}-${s.provider}`] ?? 0), 0);
-    out[variant.name] = spans / of.reduce((n, s) => n + answers.get(s)!, 0);
+  for (const { name } of VARIANTS.filter((v) => v.sdk)) {
+    const names = PROVIDERS.map((provider) => `tracing-${name}-${provider}`);
+    out[name] = names.reduce((n, s) => n + (counts[s] ?? 0), 0) / names.reduce((n, s) => n + (answers.get(s) ?? 0), 0);
   }
   return out;
 }
 
 async function measureCost(ctx: RunContext, endpoint: string, counts: () => Record<string, number>) {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
-  writeFileSync(join(dir, 'hooks.mjs'), HOOKS);
-  const servers: Traced[] = [];
-  try {
-    const targets = await targetsOf(ctx, dir, endpoint, servers);
-    const { tracingSeconds: seconds, tracingRounds, connections } = settings;
-    const results = await rounds(targets, { seconds, rounds: tracingRounds, connections });
-    const answers = new Map(await Promise.all(servers.map(async (s) => [s, await answered(s.server)] as const)));
-    await Promise.all(servers.map((s) => s.server.stop())); // each exports the spans it still holds as it exits
-    const rows = [...new Set(targets.map((t) => t.workload))].map((workload) => {
-      const of = targets.filter((t) => t.workload === workload);
-      return rowOf(workload, new Map(of.map((t) => [t.variant, results.get(t.name)!])));
-    });
-    return { rows, spansPerAnswer: spansPerAnswer(servers, answers, counts()) };
-  } finally {
-    await Promise.all(servers.map((s) => s.server.stop()));
-    rmSync(dir, { recursive: true, force: true });
+  const dbs = await databasesOf(ctx);
+  const { tracingSeconds: seconds, tracingRounds, connections } = settings;
+  const results = new Map<string, RoundResult[]>();
+  const answers = new Map<string, number>();
+  let targets: Measured[] = [];
+  for (let round = 0; round < tracingRounds; round++) {
+    const servers: RunningServer[] = [];
+    try {
+      targets = await targetsOf(dbs, dir, endpoint, servers);
+      console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
+      const measured = await rounds(round % 2 ? [...targets].reverse() : targets, { seconds, rounds: 1, connections });
+      for (const [name, [result]] of measured) results.set(name, [...(results.get(name) ?? []), result!]);
+      for (const server of servers)
+        answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
+    } finally {
+      await Promise.all(servers.map((s) => s.stop())); // each exports the spans it still holds as it exits
+    }
   }
+  rmSync(dir, { recursive: true, force: true });
+  const rows = [...new Set(targets.map((t) => t.workload))].map((workload) => {
+    const of = targets.filter((t) => t.workload === workload);
+    return rowOf(workload, new Map(of.map((t) => [t.variant, results.get(t.name)!])));
+  });
+  return { rows, spansPerAnswer: spansPerAnswer(answers, counts()) };
 }
 
 export const tracing: Scenario = {
