@@ -140,10 +140,11 @@ export function overloadTargets(r: SetupReport): string[] {
     `Enterprise trickle >= 99 % success at every load (${l}): worst ${pct(worstOk)} -> ${check(worstOk >= 0.99)}`,
     `Enterprise trickle p99 <= 2x unloaded (${l}): worst ${fmtMs(worstP99)} against ${fmtMs(alone.trickle.p99)} = ${fmtRatio(worstP99 / alone.trickle.p99)} -> ${check(worstP99 <= 2 * alone.trickle.p99)}`,
   );
-  // NaN (every request of the others shed or lost) is not met.
+  // The others must still be served: a p99 of the few not shed would hide that they were shed (NaN: none served).
   const noisyRatio = noisy.crowd!.p99 / half.crowd!.p99;
+  const served = success(noisy.crowd!);
   lines.push(
-    `one key with ${NOISY_CONNECTIONS} in flight raises the others' p99 <= 2x (${l}): ${fmtMs(noisy.crowd!.p99)} against ${fmtMs(half.crowd!.p99)} = ${fmtRatio(noisyRatio)} (Enterprise ${fmtMs(noisy.trickle.p99)}) (others shed ${pct(shed(noisy.crowd!))}) -> ${check(noisyRatio <= 2)}`,
+    `one key with ${NOISY_CONNECTIONS} in flight: the others' p99 <= 2x, >= 99 % of them served (${l}): ${fmtMs(noisy.crowd!.p99)} against ${fmtMs(half.crowd!.p99)} = ${fmtRatio(noisyRatio)}, ${pct(served)} served (Enterprise p99 ${fmtMs(noisy.trickle.p99)}) -> ${check(noisyRatio <= 2 && served >= 0.99)}`,
   );
   return lines;
 }
