@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Latencies, loadResult } from './latencies.js';
-import type { LoadResult, LoadSpec } from './load-spec.js';
+import type { LoadRequest, LoadResult, LoadSpec } from './load-spec.js';
 import { mixedRequest } from './mix.js';
 import { percentile } from './stats.js';
 
@@ -42,25 +42,15 @@ export async function open(spec: LoadSpec): Promise<LoadResult> {
       const counts = n >= warmup;
       if (counts) lag.add(performance.now() - due);
       const r = spec.mix ? mixedRequest(spec.mix) : spec.requests[n % spec.requests.length]!;
-      const req = http.request(
-        { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers ?? {} },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (settled) return;
-            const code = res.statusCode ?? 0;
-            if (counts) codes[code] = (codes[code] ?? 0) + 1;
-            if (counts && code >= 200 && code < 300) lat.add(performance.now() - due);
-            finish(counts);
-          });
-        },
-      );
-      req.on('error', () => {
+      send(agent, url, r, (code) => {
         if (settled) return;
-        if (counts) errors++;
+        if (counts && code === undefined) errors++;
+        else if (counts && code !== undefined) {
+          codes[code] = (codes[code] ?? 0) + 1;
+          if (code >= 200 && code < 300) lat.add(performance.now() - due);
+        }
         finish(counts);
       });
-      req.end(r.body);
     };
     let uncounted = 0;
     const finish = (counts: boolean) => {
@@ -76,4 +66,17 @@ export async function open(spec: LoadSpec): Promise<LoadResult> {
     };
     tick();
   });
+}
+
+/** Sends one request; `done` gets its status once the answer is read, or undefined when it failed. */
+function send(agent: http.Agent, url: URL, r: LoadRequest, done: (status: number | undefined) => void): void {
+  const req = http.request(
+    { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers ?? {} },
+    (res) => {
+      res.resume();
+      res.on('end', () => done(res.statusCode ?? 0));
+    },
+  );
+  req.on('error', () => done(undefined));
+  req.end(r.body);
 }
