@@ -102,13 +102,31 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
       rateLimit = info;
     },
   });
+  const routes = initClient(contract, { baseUrl: origin, api: contractFetcher(transport, options.onDeprecation) });
 
+  return {
+    listPets: routes.listPets,
+    createPet: routes.createPet,
+    getPet: routes.getPet,
+    getRateLimit: routes.getRateLimit,
+    paginatePets: (paging) => paginatePets(transport, origin, parsedBase.origin, paging),
+    get rateLimit() {
+      return rateLimit;
+    },
+    baseUrl,
+  };
+}
+
+/**
+ * ts-rest's fetcher on the transport: a deprecated operation is announced (once) before it is sent; a retired one
+ * (410 `gone`) throws, naming its successor, rather than returning a result.
+ */
+function contractFetcher(transport: Transport, onDeprecation: AnimalStoreClientOptions['onDeprecation']): ApiFetcher {
   const fetcher = fetcherOf(transport, (route) => {
     const operation = OPERATION_OF.get(route);
-    if (operation) warnIfDeprecated(operation, options.onDeprecation);
+    if (operation) warnIfDeprecated(operation, onDeprecation);
   });
-  /** A retired operation (410 `gone`) throws, naming its successor, rather than returning a result. */
-  const api: ApiFetcher = async (args) => {
+  return async (args) => {
     const result = await fetcher(args);
     if (result.status === 410 && errorCode(result.body) === 'gone') {
       const operation = OPERATION_OF.get(args.route);
@@ -117,51 +135,44 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     }
     return result;
   };
-  const routes = initClient(contract, { baseUrl: origin, api });
+}
 
-  async function* paginatePets(paging: PaginateOptions = {}): AsyncIterableIterator<Pet> {
-    const query: ListPetsQuery = {};
-    if (paging.status !== undefined) query.status = paging.status;
-    if (paging.pageSize !== undefined) query.limit = paging.pageSize;
-    let url: string | undefined = getCompleteUrl(query, origin, undefined, contract.listPets, false);
-    const seen = new Set<string>();
-    while (url) {
-      if (seen.has(url)) throw new AnimalStoreError(`pagination loops: ${url} was already fetched`);
-      seen.add(url);
-      const page = await transport({
-        method: contract.listPets.method,
-        url,
-        template: contract.listPets.path,
-        signal: paging.signal,
-      });
-      if (page.status !== 200 || !Array.isArray(page.body)) {
-        throw new AnimalStoreResponseError(contract.listPets.method, url, page.status, page.body);
-      }
-      yield* page.body as Pet[];
-      url = nextPage(url, page.headers.get('link'));
+/** Every pet matching the filter, page after page, following `Link: rel="next"` within `allowedOrigin`. */
+async function* paginatePets(
+  transport: Transport,
+  origin: string,
+  allowedOrigin: string,
+  paging: PaginateOptions = {},
+): AsyncIterableIterator<Pet> {
+  const query: ListPetsQuery = {};
+  if (paging.status !== undefined) query.status = paging.status;
+  if (paging.pageSize !== undefined) query.limit = paging.pageSize;
+  let url: string | undefined = getCompleteUrl(query, origin, undefined, contract.listPets, false);
+  const seen = new Set<string>();
+  while (url) {
+    if (seen.has(url)) throw new AnimalStoreError(`pagination loops: ${url} was already fetched`);
+    seen.add(url);
+    const page = await transport({
+      method: contract.listPets.method,
+      url,
+      template: contract.listPets.path,
+      signal: paging.signal,
+    });
+    if (page.status !== 200 || !Array.isArray(page.body)) {
+      throw new AnimalStoreResponseError(contract.listPets.method, url, page.status, page.body);
     }
+    yield* page.body as Pet[];
+    url = nextPage(url, page.headers.get('link'), allowedOrigin);
   }
+}
 
-  /** The `rel="next"` target, resolved against the page's URL; refuses to send the key to another origin. */
-  function nextPage(current: string, link: string | null): string | undefined {
-    const target = findLink(link, 'next');
-    if (target === undefined) return undefined;
-    const next = new URL(target, current);
-    if (next.origin !== parsedBase.origin) {
-      throw new AnimalStoreError(`refusing to follow rel="next" to another origin (${next.origin})`);
-    }
-    return next.href;
+/** The `rel="next"` target, resolved against the page's URL; refuses to send the key to another origin. */
+function nextPage(current: string, link: string | null, allowedOrigin: string): string | undefined {
+  const target = findLink(link, 'next');
+  if (target === undefined) return undefined;
+  const next = new URL(target, current);
+  if (next.origin !== allowedOrigin) {
+    throw new AnimalStoreError(`refusing to follow rel="next" to another origin (${next.origin})`);
   }
-
-  return {
-    listPets: routes.listPets,
-    createPet: routes.createPet,
-    getPet: routes.getPet,
-    getRateLimit: routes.getRateLimit,
-    paginatePets,
-    get rateLimit() {
-      return rateLimit;
-    },
-    baseUrl,
-  };
+  return next.href;
 }

@@ -17,76 +17,22 @@ const WHITESPACE = /[ \t]/;
 export function parseLinkHeader(value: string | null | undefined): WebLink[] {
   const links: WebLink[] = [];
   if (!value) return links;
-  let i = 0;
-  const n = value.length;
-  const skipSpace = () => {
-    while (i < n && WHITESPACE.test(value[i]!)) i++;
-  };
-  /** Moves past the rest of a malformed link, to just after the next top-level comma. */
-  const skipToNextLink = () => {
-    let quoted = false;
-    for (; i < n; i++) {
-      const ch = value[i];
-      if (quoted && ch === '\\') i++;
-      else if (ch === '"') quoted = !quoted;
-      else if (ch === ',' && !quoted) {
-        i++;
-        return;
-      }
-    }
-  };
-
-  while (i < n) {
-    skipSpace();
-    if (value[i] === ',') {
-      i++;
+  const scan = new LinkScanner(value);
+  while (!scan.done) {
+    scan.skipSpace();
+    if (scan.next === ',') {
+      scan.at++;
       continue;
     }
-    if (value[i] !== '<') {
-      skipToNextLink();
+    if (scan.next !== '<') {
+      scan.skipToNextLink();
       continue;
     }
-    const end = value.indexOf('>', i + 1);
+    const end = value.indexOf('>', scan.at + 1);
     if (end < 0) break;
-    const uri = value.slice(i + 1, end).trim();
-    i = end + 1;
-    const params: Record<string, string> = {};
-    for (;;) {
-      skipSpace();
-      if (i >= n || value[i] === ',') {
-        i++;
-        break;
-      }
-      if (value[i] !== ';') {
-        skipToNextLink();
-        break;
-      }
-      i++;
-      skipSpace();
-      const nameStart = i;
-      while (i < n && !/[=;, \t]/.test(value[i]!)) i++;
-      const name = value.slice(nameStart, i).toLowerCase();
-      skipSpace();
-      let paramValue = '';
-      if (value[i] === '=') {
-        i++;
-        skipSpace();
-        if (value[i] === '"') {
-          i++;
-          while (i < n && value[i] !== '"') {
-            if (value[i] === '\\' && i + 1 < n) i++;
-            paramValue += value[i];
-            i++;
-          }
-          i++; // closing quote
-        } else {
-          const valueStart = i;
-          while (i < n && !/[;,]/.test(value[i]!)) i++;
-          paramValue = value.slice(valueStart, i).trim();
-        }
-      }
-      if (name && !(name in params)) params[name] = paramValue;
-    }
+    const uri = value.slice(scan.at + 1, end).trim();
+    scan.at = end + 1;
+    const params = scan.params();
     const rel = (params.rel ?? '')
       .toLowerCase()
       .split(/[ \t]+/)
@@ -94,6 +40,92 @@ export function parseLinkHeader(value: string | null | undefined): WebLink[] {
     links.push({ uri, rel, params });
   }
   return links;
+}
+
+/** A cursor over a `Link` header value, with the steps of its grammar. */
+class LinkScanner {
+  /** Index of the next character to read. */
+  at = 0;
+
+  constructor(private readonly text: string) {}
+
+  get done(): boolean {
+    return this.at >= this.text.length;
+  }
+
+  get next(): string | undefined {
+    return this.text[this.at];
+  }
+
+  skipSpace(): void {
+    while (!this.done && WHITESPACE.test(this.text[this.at]!)) this.at++;
+  }
+
+  /** Moves past the rest of a malformed link, to just after the next top-level comma. */
+  skipToNextLink(): void {
+    let quoted = false;
+    for (; !this.done; this.at++) {
+      const ch = this.text[this.at];
+      if (quoted && ch === '\\') this.at++;
+      else if (ch === '"') quoted = !quoted;
+      else if (ch === ',' && !quoted) {
+        this.at++;
+        return;
+      }
+    }
+  }
+
+  /** The parameters after a link's `<uri>`, up to and past the comma that ends the link (or its malformed rest). */
+  params(): Record<string, string> {
+    const params: Record<string, string> = {};
+    for (;;) {
+      this.skipSpace();
+      if (this.done || this.next === ',') {
+        this.at++;
+        return params;
+      }
+      if (this.next !== ';') {
+        this.skipToNextLink();
+        return params;
+      }
+      this.at++;
+      const [name, value] = this.param();
+      if (name && !(name in params)) params[name] = value;
+    }
+  }
+
+  /** One `name[=value]` after its `;`: the name lower-cased, the value unquoted (empty when absent). */
+  private param(): [string, string] {
+    this.skipSpace();
+    const nameStart = this.at;
+    while (!this.done && !/[=;, \t]/.test(this.text[this.at]!)) this.at++;
+    const name = this.text.slice(nameStart, this.at).toLowerCase();
+    this.skipSpace();
+    if (this.next !== '=') return [name, ''];
+    this.at++;
+    this.skipSpace();
+    return [name, this.text[this.at] === '"' ? this.quoted() : this.token()];
+  }
+
+  /** A quoted string from its opening quote, backslash escapes undone; the cursor ends past the closing quote. */
+  private quoted(): string {
+    let value = '';
+    this.at++;
+    while (!this.done && this.text[this.at] !== '"') {
+      if (this.text[this.at] === '\\' && this.at + 1 < this.text.length) this.at++;
+      value += this.text[this.at];
+      this.at++;
+    }
+    this.at++; // closing quote
+    return value;
+  }
+
+  /** A token value, up to the next `;` or `,`, trimmed. */
+  private token(): string {
+    const start = this.at;
+    while (!this.done && !/[;,]/.test(this.text[this.at]!)) this.at++;
+    return this.text.slice(start, this.at).trim();
+  }
 }
 
 /** The target of the first link with relation type `rel` (case-insensitive), or undefined. */

@@ -1,6 +1,7 @@
 import type { ApiFetcher, AppRoute } from '@ts-rest/core';
 import { IDEMPOTENCY_HEADERS, RATE_LIMIT_HEADERS } from '@animal-store/contract';
 import { AnimalStoreError, AnimalStoreNetworkError, networkErrorCode } from './errors.js';
+import { EtagCache } from './etag-cache.js';
 import {
   type RetryEvent,
   type RetryPolicy,
@@ -11,7 +12,7 @@ import {
   sleep,
   spendRetry,
 } from './retry.js';
-import { attemptTracer } from './tracing.js';
+import { type AttemptTracer, attemptTracer } from './tracing.js';
 
 export interface TransportRequest {
   method: string;
@@ -56,12 +57,6 @@ export interface TransportConfig {
   onRateLimit: (info: RateLimitInfo) => void;
 }
 
-interface CacheEntry {
-  etag: string;
-  body: unknown;
-  headers: Headers;
-}
-
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
 /** ts-rest's fetcher on a transport (JSON bodies only); `before` sees each route first (deprecation notices). */
@@ -87,117 +82,99 @@ export function fetcherOf(transport: Transport, before?: (route: AppRoute) => vo
  * when asked, revalidates GETs with `If-None-Match`.
  */
 export function createTransport(config: TransportConfig): Transport {
-  const cache = config.cache ? new Map<string, CacheEntry>() : undefined;
-  const maxEntries = config.cache?.maxEntries ?? 500;
+  const cache = config.cache ? new EtagCache(config.cache.maxEntries ?? 500) : undefined;
   const tracing = attemptTracer();
 
   return async function send(request) {
     const method = request.method.toUpperCase();
-    const signal = request.signal ?? undefined;
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(request.headers ?? {}))
-      if (value !== undefined) headers.set(name, value);
-    headers.set('authorization', `Bearer ${config.apiKey}`);
-    if (!headers.has('accept')) headers.set('accept', 'application/json');
-    if (!headers.has('user-agent')) headers.set('user-agent', config.userAgent);
-    // Every POST (createPet) carries an Idempotency-Key, the same on each retry of this call: the service answers a
-    // repeat with the first answer and never creates twice, so a POST whose answer was lost can be sent again.
-    if (method === 'POST' && !headers.has(IDEMPOTENCY_HEADERS.key))
-      headers.set(IDEMPOTENCY_HEADERS.key, crypto.randomUUID());
-    const idempotencyKey = headers.has(IDEMPOTENCY_HEADERS.key);
+    const headers = requestHeaders(config, method, request.headers);
     const cached = method === 'GET' ? cache?.get(request.url) : undefined;
     if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
-    const tracer = await tracing;
+    const result = await sendWithRetries(config, await tracing, { ...request, method, headers });
+    return cache && method === 'GET' ? cache.revalidated(request.url, result, cached) : result;
+  };
+}
 
-    // A call deposits into the retry budget once; each retry withdraws (retry.ts).
-    config.retry.budget?.deposit();
-    for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
-      const span = tracer?.start(method, request.url, request.template, attempt - 1, headers);
-      let response: Response;
-      try {
-        response = await config.fetch(request.url, {
-          method,
-          headers,
-          body: request.body ?? null,
-          signal: signal ?? null,
-        });
-      } catch (error) {
-        span?.fail(error);
-        if (signal?.aborted) throw signal.reason;
-        const errorCode = networkErrorCode(error);
-        const event = { reason: 'network-error', ...(errorCode ? { errorCode } : {}) } as const;
-        const retryable =
-          attempt <= config.retry.maxRetries && retryableNetworkError(method, errorCode, idempotencyKey);
-        if (!retryable || !budgetAllows(attempt, event)) {
-          throw new AnimalStoreNetworkError(method, request.url, attempt, { cause: error, budgetSpent: retryable });
-        }
-        await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, event);
-        continue;
-      }
+/** The request's headers with the key, `Accept`, `User-Agent` and, on a POST, an `Idempotency-Key`. */
+function requestHeaders(config: TransportConfig, method: string, given: TransportRequest['headers']): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(given ?? {})) if (value !== undefined) headers.set(name, value);
+  headers.set('authorization', `Bearer ${config.apiKey}`);
+  if (!headers.has('accept')) headers.set('accept', 'application/json');
+  if (!headers.has('user-agent')) headers.set('user-agent', config.userAgent);
+  // Every POST (createPet) carries an Idempotency-Key, the same on each retry of this call: the service answers a
+  // repeat with the first answer and never creates twice, so a POST whose answer was lost can be sent again.
+  if (method === 'POST' && !headers.has(IDEMPOTENCY_HEADERS.key))
+    headers.set(IDEMPOTENCY_HEADERS.key, crypto.randomUUID());
+  return headers;
+}
 
-      span?.end(response.status);
-      recordRateLimit(response.headers);
-      const reason = retryableStatus(method, response.status, idempotencyKey);
-      const delayMs =
-        reason && delayAfterAnswer(config.retry, attempt, response.headers.get(RATE_LIMIT_HEADERS.retryAfter));
-      if (reason && delayMs !== undefined && budgetAllows(attempt, { reason, status: response.status })) {
-        await response.body?.cancel();
-        await wait(delayMs, attempt, { reason, status: response.status });
-        continue;
-      }
-      const result: TransportResponse = {
-        status: response.status,
-        body: await readBody(response),
-        headers: response.headers,
-      };
-      return cache && method === 'GET' ? revalidated(request.url, result, cached) : result;
-    }
+type RetryReason = Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>;
 
-    function budgetAllows(attempt: number, event: Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>): boolean {
-      return spendRetry(config.retry, { method, url: request.url, retry: attempt, ...event });
-    }
-
-    async function wait(delayMs: number, attempt: number, event: Pick<RetryEvent, 'reason' | 'status' | 'errorCode'>) {
-      config.retry.onRetry?.({ method, url: request.url, retry: attempt, delayMs, ...event });
-      await sleep(delayMs, signal);
-    }
+/** One call: attempts until an answer that is not retried, or a failure that is not; each attempt traced. */
+async function sendWithRetries(
+  config: TransportConfig,
+  tracer: AttemptTracer | undefined,
+  request: Omit<TransportRequest, 'headers'> & { headers: Headers },
+): Promise<TransportResponse> {
+  const { method, url, headers } = request;
+  const signal = request.signal ?? undefined;
+  const idempotencyKey = headers.has(IDEMPOTENCY_HEADERS.key);
+  const budgetAllows = (attempt: number, event: RetryReason) =>
+    spendRetry(config.retry, { method, url, retry: attempt, ...event });
+  const wait = async (delayMs: number, attempt: number, event: RetryReason) => {
+    config.retry.onRetry?.({ method, url, retry: attempt, delayMs, ...event });
+    await sleep(delayMs, signal);
   };
 
-  function recordRateLimit(headers: Headers) {
-    const read = (name: string) => {
-      const value = headers.get(name);
-      return value !== null && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
-    };
-    const limit = read(RATE_LIMIT_HEADERS.limit);
-    const remaining = read(RATE_LIMIT_HEADERS.remaining);
-    const reset = read(RATE_LIMIT_HEADERS.reset);
-    if (limit !== undefined && remaining !== undefined && reset !== undefined)
-      config.onRateLimit({ limit, remaining, reset });
-  }
-
-  /** Remembers a 200 with an ETag; turns a 304 for a remembered URL into the remembered 200. */
-  function revalidated(url: string, result: TransportResponse, cached: CacheEntry | undefined): TransportResponse {
-    if (!cache) return result;
-    if (result.status === 304 && cached) {
-      const headers = new Headers(cached.headers);
-      result.headers.forEach((value, name) => headers.set(name, value));
-      touch(url, { ...cached, etag: result.headers.get('etag') ?? cached.etag, headers });
-      return { status: 200, body: structuredClone(cached.body), headers };
+  // A call deposits into the retry budget once; each retry withdraws (retry.ts).
+  config.retry.budget?.deposit();
+  for (let attempt = 1; ; attempt++) {
+    signal?.throwIfAborted();
+    const span = tracer?.start(method, url, request.template, attempt - 1, headers);
+    let response: Response;
+    try {
+      response = await config.fetch(url, { method, headers, body: request.body ?? null, signal: signal ?? null });
+    } catch (error) {
+      span?.fail(error);
+      if (signal?.aborted) throw signal.reason;
+      const errorCode = networkErrorCode(error);
+      const event = { reason: 'network-error', ...(errorCode ? { errorCode } : {}) } as const;
+      const retryable = attempt <= config.retry.maxRetries && retryableNetworkError(method, errorCode, idempotencyKey);
+      if (!retryable || !budgetAllows(attempt, event)) {
+        throw new AnimalStoreNetworkError(method, url, attempt, { cause: error, budgetSpent: retryable });
+      }
+      await wait(retryDelay(config.retry, attempt, undefined) ?? 0, attempt, event);
+      continue;
     }
-    const etag = result.headers.get('etag');
-    if (result.status === 200 && etag)
-      touch(url, { etag, body: structuredClone(result.body), headers: new Headers(result.headers) });
-    else if (result.status !== 304) cache.delete(url);
-    return result;
-  }
 
-  function touch(url: string, entry: CacheEntry) {
-    if (!cache) return;
-    cache.delete(url);
-    cache.set(url, entry);
-    while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    span?.end(response.status);
+    const rateLimit = rateLimitOf(response.headers);
+    if (rateLimit) config.onRateLimit(rateLimit);
+    const reason = retryableStatus(method, response.status, idempotencyKey);
+    const delayMs =
+      reason && delayAfterAnswer(config.retry, attempt, response.headers.get(RATE_LIMIT_HEADERS.retryAfter));
+    if (reason && delayMs !== undefined && budgetAllows(attempt, { reason, status: response.status })) {
+      await response.body?.cancel();
+      await wait(delayMs, attempt, { reason, status: response.status });
+      continue;
+    }
+    return { status: response.status, body: await readBody(response), headers: response.headers };
   }
+}
+
+/** The `X-RateLimit-*` figures of an answer, when it has all three. */
+function rateLimitOf(headers: Headers): RateLimitInfo | undefined {
+  const read = (name: string) => {
+    const value = headers.get(name);
+    return value !== null && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
+  };
+  const limit = read(RATE_LIMIT_HEADERS.limit);
+  const remaining = read(RATE_LIMIT_HEADERS.remaining);
+  const reset = read(RATE_LIMIT_HEADERS.reset);
+  return limit !== undefined && remaining !== undefined && reset !== undefined
+    ? { limit, remaining, reset }
+    : undefined;
 }
 
 /** JSON when the response says so, else text; undefined for an empty body (204, 304). */
