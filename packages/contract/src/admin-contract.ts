@@ -34,6 +34,9 @@ const common = {
   503: 'The service cannot decide right now (`service_unavailable`).',
 };
 
+/** The answers of every route that takes a key's id, beside its own. */
+const byId = { 400: 'Malformed `id` (`invalid_request`).', ...common };
+
 const body = {
   400: 'Invalid body, parameter or value (`invalid_request`); nothing was changed.',
   413: 'Body larger than 64 KiB (`payload_too_large`).',
@@ -80,7 +83,7 @@ export const adminContract = c.router(
       summary: 'Get a key',
       responses: { 200: ApiKey, 400: ErrorBody },
       metadata: {
-        responses: { 200: 'The key.', 400: 'Malformed `id` (`invalid_request`).', ...common },
+        responses: { 200: 'The key.', ...byId },
       } satisfies RouteDocs,
     },
     updateKey: {
@@ -108,7 +111,7 @@ export const adminContract = c.router(
         'Revokes the key at once; every replica refuses it within a second. Revoking twice keeps the first time.',
       responses: { 200: ApiKey, 400: ErrorBody },
       metadata: {
-        responses: { 200: 'The revoked key.', 400: 'Malformed `id` (`invalid_request`).', ...common },
+        responses: { 200: 'The revoked key.', ...byId },
       } satisfies RouteDocs,
     },
     rotateKey: {
@@ -140,7 +143,7 @@ export const adminContract = c.router(
       description: 'Both windows now (limit, used, remaining, reset) and the ban, if any. Reading it charges nothing.',
       responses: { 200: ApiKeyUsage, 400: ErrorBody },
       metadata: {
-        responses: { 200: 'The usage.', 400: 'Malformed `id` (`invalid_request`).', ...common },
+        responses: { 200: 'The usage.', ...byId },
       } satisfies RouteDocs,
     },
     liftKeyBan: {
@@ -151,11 +154,7 @@ export const adminContract = c.router(
       description: "Clears the key's counters and ban (shared with its rotation lineage).",
       responses: { 204: c.noBody(), 400: ErrorBody },
       metadata: {
-        responses: {
-          204: 'Lifted (also when there was no ban).',
-          400: 'Malformed `id` (`invalid_request`).',
-          ...common,
-        },
+        responses: { 204: 'Lifted (also when there was no ban).', ...byId },
       } satisfies RouteDocs,
     },
   },
