@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, startMain, type MainProcess } from '../main-process.js';
-import { createPrivatePostgres, postgresAvailable, type PrivatePostgres } from './private-postgres.js';
+import { postgresAvailable, startPrivateDatabase, type PrivatePostgres } from './private-postgres.js';
 import { expectDependency503, noStacks } from './expectations.js';
 
 // Ports reserved for #24's private PostgreSQL: 55436-55437.
@@ -18,19 +17,13 @@ describe.skipIf(!postgresAvailable())('a PostgreSQL outage charges and bans no c
   let key: string;
 
   beforeAll(async () => {
-    postgres = await createPrivatePostgres(PORT);
-    await postgres.start();
-    const admin = new pg.Client({ connectionString: postgres.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE animal_store');
-    await admin.end();
+    const started = await startPrivateDatabase(PORT);
+    postgres = started.postgres;
     const env = {
-      DATABASE_URL: postgres.url.replace(/\/postgres$/, '/animal_store'),
-      DATABASE_POOL_TIMEOUT_MS: '1000',
+      ...started.env,
       // Short, so lookups fail during the outage, as they do once any cache expires.
       KEY_CACHE_TTL_MS: '500',
       RATE_LIMIT_BAN_THRESHOLD: '10',
-      LOG_LEVEL: 'info',
     };
     key = createKey(env, 'pro');
     server = await startMain(env);

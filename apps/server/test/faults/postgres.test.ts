@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, startMain, type MainProcess } from '../main-process.js';
-import { createPrivatePostgres, postgresAvailable, type PrivatePostgres } from './private-postgres.js';
+import { postgresAvailable, startPrivateDatabase, type PrivatePostgres } from './private-postgres.js';
 import { expectDependency503, fire, killDuringCreates, metricValue, noStacks } from './expectations.js';
 
 // Ports reserved for #13's private PostgreSQL: 55432-55435.
@@ -15,19 +15,13 @@ describe.skipIf(!postgresAvailable())('PostgreSQL failures (a private cluster, s
   let server: MainProcess;
 
   beforeAll(async () => {
-    postgres = await createPrivatePostgres(PORT);
-    await postgres.start();
-    const admin = new pg.Client({ connectionString: postgres.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE animal_store');
-    await admin.end();
+    const started = await startPrivateDatabase(PORT);
+    postgres = started.postgres;
     env = {
-      DATABASE_URL: postgres.url.replace(/\/postgres$/, '/animal_store'),
-      DATABASE_POOL_TIMEOUT_MS: '1000',
+      ...started.env,
       DATABASE_STATEMENT_TIMEOUT_MS: '3000',
       DATABASE_LOCK_TIMEOUT_MS: '2000',
       KEY_CACHE_TTL_MS: '600000',
-      LOG_LEVEL: 'info',
     };
     key = createKey(env);
     server = await startMain(env);

@@ -109,3 +109,24 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
   };
   return pg_;
 }
+
+/**
+ * A private cluster, started, with an empty `animal_store` database, and the environment of a server on it: pool waits
+ * fail after a second (an outage is answered, not waited out), and the log is at `info` (the suite reads it).
+ */
+export async function startPrivateDatabase(
+  port: number,
+): Promise<{ postgres: PrivatePostgres; env: Record<string, string> }> {
+  const postgres = await createPrivatePostgres(port);
+  await postgres.start();
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE animal_store');
+  await admin.end();
+  const env = {
+    DATABASE_URL: postgres.url.replace(/\/postgres$/, '/animal_store'),
+    DATABASE_POOL_TIMEOUT_MS: '1000',
+    LOG_LEVEL: 'info',
+  };
+  return { postgres, env };
+}
