@@ -2,7 +2,7 @@
  * JSON answers without Express's general `res.send` path (content-type parsing, charset handling, a second look at the
  * body): one `JSON.stringify`, `Content-Type` and `Content-Length`, and for a 2xx GET/HEAD a strong `ETag` with
  * If-None-Match answered 304 (no body, no content headers; every other header kept). HEAD gets the headers only.
- * Express's send path was about a tenth of a listed page's time (docs/architecture.md#fast-paths).
+ * Why: that path does work these answers never need, on every answer (docs/architecture.md#fast-paths).
  *
  * Rule relied on: Express's `res.json` is a method of the app's response prototype (`app.response`), which
  * ts-rest and the routes call for every JSON answer; replacing it there changes every answer of this app and no other.
