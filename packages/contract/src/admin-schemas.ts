@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Scope } from './keys.js';
+import { planWindows, windowNow } from './windows-now.js';
 import { PlanName } from './plans.js';
 import { cursorParam } from './cursor.js';
 import { dateTime } from './date-time.js';
@@ -128,27 +129,11 @@ export const CreatedApiKey = openApi(
 );
 export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 
-/** One window of a key's usage now; `reset` is Unix seconds. */
-export const UsageWindow = openApi(
-  z.object({
-    limit: z.number().int(),
-    used: z.number().int(),
-    remaining: z.number().int(),
-    reset: z.number().int(),
-  }),
-  { title: 'UsageWindow' },
-);
+/** One window of a key's usage now. */
+export const UsageWindow = windowNow('UsageWindow', { used: z.number().int() });
 
 /** Answer of `GET /admin/v1/keys/{id}/usage`. Counters are shared by every key of a rotation lineage. */
-export const ApiKeyUsage = openApi(
-  z.object({
-    plan: PlanName,
-    minute: UsageWindow,
-    day: UsageWindow,
-    bannedUntil: dateTime('bannedUntil').nullable(),
-  }),
-  { title: 'ApiKeyUsage' },
-);
+export const ApiKeyUsage = planWindows('ApiKeyUsage', UsageWindow, { bannedUntil: dateTime('bannedUntil').nullable() });
 export type ApiKeyUsage = z.infer<typeof ApiKeyUsage>;
 
 export const ListApiKeysQuery = z.object({

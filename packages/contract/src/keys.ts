@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { PlanName } from './plans.js';
-import { openApi } from './schemas.js';
+import { planWindows, windowNow } from './windows-now.js';
 
 /** What a key may do. `pets:read`: list and get; `pets:write`: create. A key has one or both (default both). */
 export const SCOPES = ['pets:read', 'pets:write'] as const;
@@ -8,22 +7,8 @@ export const Scope = z.enum(SCOPES, { errorMap: () => ({ message: `scopes must b
 export type Scope = z.infer<typeof Scope>;
 
 /** One rate-limit window as `GET /v1/rate_limit` shows it; `reset` is Unix seconds, as in `X-RateLimit-Reset`. */
-export const RateLimitWindow = openApi(
-  z.object({
-    limit: z.number().int(),
-    remaining: z.number().int(),
-    reset: z.number().int(),
-  }),
-  { title: 'RateLimitWindow' },
-);
+export const RateLimitWindow = windowNow('RateLimitWindow', {});
 
 /** Answer of `GET /v1/rate_limit`: the caller's plan and both windows now (that request is not charged). */
-export const RateLimitStatus = openApi(
-  z.object({
-    plan: PlanName,
-    minute: RateLimitWindow,
-    day: RateLimitWindow,
-  }),
-  { title: 'RateLimitStatus' },
-);
+export const RateLimitStatus = planWindows('RateLimitStatus', RateLimitWindow, {});
 export type RateLimitStatus = z.infer<typeof RateLimitStatus>;
