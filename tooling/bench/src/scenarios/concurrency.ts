@@ -24,26 +24,18 @@ export const concurrency: Scenario = {
     const sqlite = ctx.track(await sqliteDatabase(CATALOGUE_SIZE));
     const postgres = ctx.track(await postgresDatabase(CATALOGUE_SIZE));
     const targets: Target[] = [];
-    for (const scope of SCOPES) {
+    /** The list on a server of `db` with CONCURRENCY_LIMITS=`scope` (PostgreSQL's limits and leases in Redis). */
+    const add = async (kind: 'sqlite' | 'postgres', scope: (typeof SCOPES)[number]) => {
+      const [db, short, setup] =
+        kind === 'sqlite' ? [sqlite, 'sqlite', 'SQLite+memory'] : [postgres, 'pg', 'Postgres+Redis'];
       const env = { CONCURRENCY_LIMITS: scope };
-      if (scope !== 'shared') {
-        const server = await appServer(`sqlite-concurrency-${scope}`, sqlite, { env });
-        targets.push({
-          name: `sqlite-${scope}`,
-          label: `SQLite+memory, ${scope}`,
-          kind: 'sqlite',
-          server,
-          requests: [list(sqlite.key)],
-        });
-      }
-      const server = await appServer(`pg-concurrency-${scope}`, postgres, { redis: true, env });
-      targets.push({
-        name: `pg-${scope}`,
-        label: `Postgres+Redis, ${scope}`,
-        kind: 'postgres',
-        server,
-        requests: [list(postgres.key)],
-      });
+      const server = await appServer(`${short}-concurrency-${scope}`, db, { redis: kind === 'postgres', env });
+      targets.push({ name: `${short}-${scope}`, label: `${setup}, ${scope}`, kind, server, requests: [list(db.key)] });
+    };
+    for (const scope of SCOPES) {
+      // A per-key count shared by replicas needs Redis, which the SQLite setup runs without.
+      if (scope !== 'shared') await add('sqlite', scope);
+      await add('postgres', scope);
     }
     const rows = await measure(targets);
     const off = (name: string) => rows.get(name.startsWith('sqlite') ? 'sqlite-off' : 'pg-off')!;
