@@ -1,6 +1,6 @@
 import type { ClusterNodeAddress } from '@animal-store/rate-limit';
 import type { DatabaseTarget } from './database-url.js';
-import { EnvSchema, type CONCURRENCY_SCOPES, type LOG_LEVELS } from './env.js';
+import { EnvSchema, type CONCURRENCY_SCOPES, type Env, type LOG_LEVELS } from './env.js';
 import { tracingConfig, type TracingConfig } from './otel.js';
 import type { SaturationThresholds } from '../overload/pressure.js';
 import type { TrustProxy } from './trust-proxy.js';
@@ -82,7 +82,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const e = parsed.data;
+  return configOf(parsed.data);
+}
+
+/** The validated environment, in the shape the service uses. */
+function configOf(e: Env): Config {
   return {
     port: e.PORT,
     host: e.HOST,

@@ -39,6 +39,26 @@ function settleEach<I, O>(batch: readonly Entry<I, O>[], results: readonly Settl
   });
 }
 
+/** Runs one batch, in a span of shared work when `operation` names one; a synchronous throw becomes a rejection. */
+function runBatch<I, O>(
+  run: (items: readonly I[]) => Promise<Settled<O>[]>,
+  batch: readonly Entry<I, O>[],
+  operation: BatchOptions['operation'],
+): Promise<Settled<O>[]> {
+  try {
+    const items = batch.map((entry) => entry.item);
+    return operation
+      ? dbSharedWork(
+          operation,
+          batch.map((entry) => entry.trace),
+          () => run(items),
+        )
+      : run(items);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
 export function batches<I, O>(
   run: (items: readonly I[]) => Promise<Settled<O>[]>,
   options: BatchOptions,
@@ -48,6 +68,11 @@ export function batches<I, O>(
   let inFlight = 0;
   let idleWaiters: Array<() => void> = [];
 
+  const wakeIdleWaiters = () => {
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const wake of waiters) wake();
+  };
   const schedule = () => {
     if (scheduled || inFlight >= options.maxInFlight || queue.length === 0) return;
     scheduled = true;
@@ -60,21 +85,7 @@ export function batches<I, O>(
     const batch = queue.length <= options.maxBatch ? queue : queue.slice(0, options.maxBatch);
     queue = queue.length <= options.maxBatch ? [] : queue.slice(options.maxBatch);
     inFlight++;
-    let settled: Promise<Settled<O>[]>;
-    try {
-      const items = batch.map((entry) => entry.item);
-      const { operation } = options;
-      settled = operation
-        ? dbSharedWork(
-            operation,
-            batch.map((entry) => entry.trace),
-            () => run(items),
-          )
-        : run(items);
-    } catch (error) {
-      settled = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    settled
+    runBatch(run, batch, options.operation)
       .then(
         (results) => settleEach(batch, results),
         (error: unknown) => {
@@ -84,11 +95,7 @@ export function batches<I, O>(
       .finally(() => {
         inFlight--;
         schedule();
-        if (inFlight === 0 && queue.length === 0) {
-          const waiters = idleWaiters;
-          idleWaiters = [];
-          for (const wake of waiters) wake();
-        }
+        if (inFlight === 0 && queue.length === 0) wakeIdleWaiters();
       })
       .catch(() => undefined);
     schedule();

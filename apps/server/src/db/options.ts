@@ -1,6 +1,8 @@
 import type { DatabaseTarget } from '../config/database-url.js';
 import type { Config } from '../config/load.js';
+import { petStore, type PetReads, type PetWrites } from './pets/store.js';
 import type { PetWritesOptions } from './pets/writes.js';
+import type { Database } from './types.js';
 
 /**
  * What the data layer takes from the configuration, every field required: config/env.ts is the one source of their
@@ -41,8 +43,35 @@ export const writeOptions = (config: DatabaseConfig, options: OpenDatabaseOption
   ...(options.idempotencyPurgeEveryMs !== undefined ? { purgeEveryMs: options.idempotencyPurgeEveryMs } : {}),
 });
 
+/** What a driver opened: its pet reads and writes, its key store and feed, and how to reach and release it. */
+export interface DriverParts extends Pick<Database, 'provider' | 'apiKeys' | 'keyChanges' | 'ping' | 'poolStats'> {
+  reads: PetReads;
+  writes: PetWrites;
+  /** Closes the driver's connections, once the key feed is closed and every pending write has committed. */
+  release(): Promise<void>;
+}
+
+/** The Database the rest of the server sees, from a driver's parts. Closing twice closes once. */
+export function driverDatabase(parts: DriverParts): Database {
+  const { reads, writes, keyChanges } = parts;
+  return {
+    provider: parts.provider,
+    pets: petStore(reads, writes),
+    apiKeys: parts.apiKeys,
+    keyChanges,
+    ping: () => parts.ping(),
+    ...(parts.poolStats && { poolStats: () => parts.poolStats!() }),
+    readStats: () => reads.stats(),
+    close: closeOnce(async () => {
+      await keyChanges.close();
+      await writes.closed();
+      await parts.release();
+    }),
+  };
+}
+
 /** Closing twice (a shutdown path racing another) closes once; both callers wait for the same close. */
-export function closeOnce(close: () => Promise<void>): () => Promise<void> {
+function closeOnce(close: () => Promise<void>): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => (closing ??= close());
 }

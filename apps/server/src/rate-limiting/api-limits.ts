@@ -66,22 +66,12 @@ export function createRateLimiting(
       onBan: (_identity, _decision, req) => metrics?.rateLimitBans.inc({ plan: planOf(req) }),
     },
   });
-  /** The address's windows as they stand, on an answer that charges nothing (best effort: no headers if unread). */
-  const uncharged = (req: Request, res: Response, next: NextFunction) => {
-    readUsage(options.store, `ip:${clientIp(req)}`, KEYLESS_WINDOWS).then(
-      (usage) => {
-        res.set(usageHeaders(usage));
-        next();
-      },
-      () => next(),
-    );
-  };
   return {
     middleware: (req, res, next) => {
       // GET /v1/rate_limit with a valid key is let through uncharged (it reads the windows without consuming them).
       if (req.apiKey && req.path === RATE_LIMIT_STATUS_PATH && (req.method === 'GET' || req.method === 'HEAD')) next();
       // The key lookup failed: the service's failure (a 503 follows), never charged to the client's address.
-      else if (typeof req.apiKeyProblem === 'object') uncharged(req, res, next);
+      else if (typeof req.apiKeyProblem === 'object') withUsageHeaders(options.store, req, res, next);
       else middleware(req, res, next);
     },
     refuseKnownAddress(req, res, next, lookup) {
@@ -97,15 +87,31 @@ export function createRateLimiting(
         refused.remember(address, decision);
         countRefusal(decision, req);
         if (decision.banStarted) metrics?.rateLimitBans.inc({ plan: 'none' });
-        res
-          .status(429)
-          .set(rateLimitHeaders(decision))
-          .type('application/json')
-          .end(JSON.stringify(rateLimitErrorBody(decision)));
+        answerRefusal(res, decision);
       }, next);
       return true;
     },
   };
+}
+
+/** The address's windows as they stand, on an answer that charges nothing (best effort: no headers if unread). */
+function withUsageHeaders(store: RateLimitStore, req: Request, res: Response, next: NextFunction): void {
+  readUsage(store, `ip:${clientIp(req)}`, KEYLESS_WINDOWS).then(
+    (usage) => {
+      res.set(usageHeaders(usage));
+      next();
+    },
+    () => next(),
+  );
+}
+
+/** The limiter's 429, with its headers and Error body. */
+function answerRefusal(res: Response, decision: RateLimitDecision): void {
+  res
+    .status(429)
+    .set(rateLimitHeaders(decision))
+    .type('application/json')
+    .end(JSON.stringify(rateLimitErrorBody(decision)));
 }
 
 /** The metric label of a request's plan: its key's, or `none` without a valid key (limited by address). */

@@ -3,13 +3,12 @@ import pg from 'pg';
 import { sessionUrl } from '../../config/database-url.js';
 import { PrismaClient } from '../../generated/postgresql/client.js';
 import {
-  closeOnce,
+  driverDatabase,
   writeOptions,
   type DatabaseConfig,
   type OpenDatabaseOptions,
   type PostgresTarget,
 } from '../options.js';
-import { petStore } from '../pets/store.js';
 import { prismaApiKeyStore } from '../prisma/key-store.js';
 import type { Database } from '../types.js';
 import { postgresKeyChanges } from './key-changes.js';
@@ -55,10 +54,10 @@ export async function openPostgres(
   readiness.on('error', onError);
   // LISTEN needs a session of its own: one dedicated connection outside the pool, to DATABASE_DIRECT_URL when set.
   const keyChanges = postgresKeyChanges({ pool, listenUrl: sessionUrl(target), onError });
-  return {
+  return driverDatabase({
     provider: 'postgresql',
-    pets: petStore(reads, writes),
-    readStats: () => reads.stats(),
+    reads,
+    writes,
     apiKeys: prismaApiKeyStore(prisma),
     keyChanges,
     async ping() {
@@ -67,11 +66,9 @@ export async function openPostgres(
     poolStats() {
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
-    close: closeOnce(async () => {
-      await keyChanges.close();
-      await writes.closed();
+    async release() {
       await prisma.$disconnect();
       await Promise.all([end(), readiness.end()]);
-    }),
-  };
+    },
+  });
 }

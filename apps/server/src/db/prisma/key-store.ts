@@ -92,27 +92,7 @@ export function prismaApiKeyStore(prisma: KeyClient): ApiKeyStore {
       const rows = await prisma.apiKey.findMany({ orderBy: { id: 'asc' }, where: inLineage(lineageId) });
       return rows.map(toKey);
     },
-    async update(id, changes, now) {
-      // One transaction: the current key changes only while current and active; the other key of its lineage follows.
-      return prisma.$transaction(async (tx) => {
-        const { count } = await tx.apiKey.updateMany({
-          where: { id, rotatedAt: null, ...activeAt(now) },
-          data: changes.scopes ? { ...changes, scopes: changes.scopes.join(' ') } : { ...changes, scopes: undefined },
-        });
-        if (count === 0) return undefined;
-        const row = await tx.apiKey.findUnique({ where: { id } });
-        if (!row) return undefined;
-        const shared = lineageShared(changes);
-        if (Object.keys(shared).length > 0) await tx.apiKey.updateMany({ where: overlapping(row, now), data: shared });
-        // An overlap never outlives its lineage: a new, earlier end ends the old secret no later.
-        if (changes.expiresAt)
-          await tx.apiKey.updateMany({
-            where: { ...overlapping(row, now), expiresAt: { gt: changes.expiresAt } },
-            data: { expiresAt: changes.expiresAt },
-          });
-        return toKey(row);
-      });
-    },
+    update: (id, changes, now) => updateCurrent(prisma, id, changes, now),
     async revoke(match, at) {
       const where = 'id' in match ? { id: match.id } : { hash: match.hash };
       const row = await prisma.apiKey.findUnique({ where });
@@ -123,20 +103,7 @@ export function prismaApiKeyStore(prisma: KeyClient): ApiKeyStore {
       const after = await prisma.apiKey.findUnique({ where: { id: row.id } });
       return after ? toKey(after) : undefined;
     },
-    async rotate(id, next, { oldExpiresAt, now }) {
-      // One transaction: the old key moves into its overlap only if it is current and active; the key before it, if
-      // still in its own overlap, ends now (two active keys at most); the new key exists only if all that happened.
-      return prisma.$transaction(async (tx) => {
-        const { count } = await tx.apiKey.updateMany({
-          where: { id, rotatedAt: null, ...activeAt(now) },
-          data: { expiresAt: oldExpiresAt, rotatedAt: now },
-        });
-        if (count === 0) return undefined;
-        const lineage = { id, lineageId: next.lineageId };
-        await tx.apiKey.updateMany({ where: overlapping(lineage, now), data: { expiresAt: now } });
-        return toKey(await tx.apiKey.create({ data: toRow(next) }));
-      });
-    },
+    rotate: (id, next, times) => rotateCurrent(prisma, id, next, times),
     async recordLastUsed(at, ids) {
       // Only forward: replicas flushing in any order leave the latest minute.
       await prisma.apiKey.updateMany({
@@ -154,4 +121,56 @@ export function prismaApiKeyStore(prisma: KeyClient): ApiKeyStore {
       });
     },
   };
+}
+
+/**
+ * One transaction: the current key changes only while current and active; the other key of its lineage follows
+ * (name, scopes and limits), and its overlap never outlives the lineage.
+ */
+async function updateCurrent(
+  prisma: KeyClient,
+  id: number,
+  changes: ApiKeyUpdate,
+  now: Date,
+): Promise<ApiKeyRecord | undefined> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.apiKey.updateMany({
+      where: { id, rotatedAt: null, ...activeAt(now) },
+      data: changes.scopes ? { ...changes, scopes: changes.scopes.join(' ') } : { ...changes, scopes: undefined },
+    });
+    if (count === 0) return undefined;
+    const row = await tx.apiKey.findUnique({ where: { id } });
+    if (!row) return undefined;
+    const shared = lineageShared(changes);
+    if (Object.keys(shared).length > 0) await tx.apiKey.updateMany({ where: overlapping(row, now), data: shared });
+    // An overlap never outlives its lineage: a new, earlier end ends the old secret no later.
+    if (changes.expiresAt)
+      await tx.apiKey.updateMany({
+        where: { ...overlapping(row, now), expiresAt: { gt: changes.expiresAt } },
+        data: { expiresAt: changes.expiresAt },
+      });
+    return toKey(row);
+  });
+}
+
+/**
+ * One transaction: the old key moves into its overlap only if it is current and active; the key before it, if still
+ * in its own overlap, ends now (two active keys at most); the new key exists only if all that happened.
+ */
+async function rotateCurrent(
+  prisma: KeyClient,
+  id: number,
+  next: NewApiKeyRow,
+  { oldExpiresAt, now }: { oldExpiresAt: Date; now: Date },
+): Promise<ApiKeyRecord | undefined> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.apiKey.updateMany({
+      where: { id, rotatedAt: null, ...activeAt(now) },
+      data: { expiresAt: oldExpiresAt, rotatedAt: now },
+    });
+    if (count === 0) return undefined;
+    const lineage = { id, lineageId: next.lineageId };
+    await tx.apiKey.updateMany({ where: overlapping(lineage, now), data: { expiresAt: now } });
+    return toKey(await tx.apiKey.create({ data: toRow(next) }));
+  });
 }

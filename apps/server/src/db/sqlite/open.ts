@@ -4,13 +4,12 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import BetterSqlite3 from 'better-sqlite3';
 import { PrismaClient } from '../../generated/sqlite/client.js';
 import {
-  closeOnce,
+  driverDatabase,
   writeOptions,
   type DatabaseConfig,
   type OpenDatabaseOptions,
   type SqliteTarget,
 } from '../options.js';
-import { petStore } from '../pets/store.js';
 import { prismaApiKeyStore } from '../prisma/key-store.js';
 import type { Database } from '../types.js';
 import { inProcessKeyChanges } from './key-changes.js';
@@ -46,21 +45,18 @@ export async function openSqlite(
     petCacheEntries: config.petCacheEntries,
   });
   const writes = sqlitePetWrites(conn, { ...writeOptions(config, options), onCommit: (pets) => reads.created(pets) });
-  const keyChanges = inProcessKeyChanges();
-  return {
+  return driverDatabase({
     provider: 'sqlite',
-    pets: petStore(reads, writes),
-    readStats: () => reads.stats(),
+    reads,
+    writes,
     apiKeys: prismaApiKeyStore(prisma),
-    keyChanges,
+    keyChanges: inProcessKeyChanges(),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },
-    close: closeOnce(async () => {
-      await keyChanges.close();
-      await writes.closed();
+    async release() {
       conn.close();
       await prisma.$disconnect();
-    }),
-  };
+    },
+  });
 }
