@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from './helpers.js';
-import { useMain } from './main-process.js';
+import { useMainOnSqlite } from './main-process.js';
 import { errorResponse, exchange, statusesOf } from './raw-http.js';
 
 /** The value of `animal_store_http_protocol_errors_total` for a status, from the server's /metrics. */
@@ -25,13 +22,10 @@ const createHead = (key: string, length: number) =>
  * refuse on its own is a JSON Error, counted and logged; one request gets one answer.
  */
 describe('refusals at the HTTP edge', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-edge-'));
-  const env = {
-    DATABASE_URL: `file:${join(dir, 'db.sqlite')}`,
+  const ctx = useMainOnSqlite('edge', {
     HTTP_HEADERS_TIMEOUT_MS: '1000',
     HTTP_REQUEST_TIMEOUT_MS: '1500',
-  };
-  const ctx = useMain(env, () => rmSync(dir, { recursive: true, force: true }));
+  });
 
   it('answers HTTP/1.1 without Host, an unknown Expect and CONNECT with a 400 Error body, counted and logged (item 15)', async () => {
     const { server } = ctx;

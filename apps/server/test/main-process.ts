@@ -1,5 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVER_ROOT } from '../src/config/server-root.js';
 
@@ -94,4 +96,11 @@ export function useMain(env: Record<string, string>, cleanup: () => void): { key
     cleanup();
   });
   return context;
+}
+
+/** {@link useMain} on a SQLite file in a temporary folder of its own (`animal-store-<name>-*`, removed after). */
+export function useMainOnSqlite(name: string, env: Record<string, string>): { key: string; server: MainProcess } {
+  const dir = mkdtempSync(join(tmpdir(), `animal-store-${name}-`));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  return useMain({ DATABASE_URL: `file:${join(dir, 'db.sqlite')}`, ...env }, remove);
 }

@@ -90,3 +90,6 @@ export async function killDuringCreates(
   }
   return { server: next, acknowledged: acknowledged.length };
 }
+
+/** Short HTTP timeouts for the tests of slow and silent peers: headers within 1 s, a whole request within 2 s. */
+export const SLOW_PEER_TIMEOUTS = { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' };

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';
-import { useMain } from '../main-process.js';
+import { useMainOnSqlite } from '../main-process.js';
+import { SLOW_PEER_TIMEOUTS } from './expectations.js';
 
 /**
  * A peer that never closes: half-open allowed, so the server's FIN does not make it end its side; it reads what it is
@@ -33,14 +31,7 @@ const healthy = (url: string) =>
  * MAX_CONNECTIONS, and every new connection was refused.
  */
 describe('connections answered 408 whose peers never close', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-faults-held-'));
-  const env = {
-    DATABASE_URL: `file:${join(dir, 'db.sqlite')}`,
-    HTTP_HEADERS_TIMEOUT_MS: '1000',
-    HTTP_REQUEST_TIMEOUT_MS: '2000',
-    MAX_CONNECTIONS: '12',
-  };
-  const ctx = useMain(env, () => rmSync(dir, { recursive: true, force: true }));
+  const ctx = useMainOnSqlite('faults-held', { ...SLOW_PEER_TIMEOUTS, MAX_CONNECTIONS: '12' });
 
   it('are destroyed after their 408, so new connections are served while the peers still hold theirs', async () => {
     const { server, key } = ctx;

@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useMain } from '../main-process.js';
+import { useMainOnSqlite } from '../main-process.js';
+import { SLOW_PEER_TIMEOUTS } from './expectations.js';
 
 /** Opens a raw connection; `response()` is everything received, `closed` resolves when the server closes it. */
 async function raw(port: number): Promise<{ socket: Socket; response(): string; closed: Promise<void> }> {
@@ -26,14 +24,7 @@ function errorOf(response: string): { status: number; body: { code: string; stat
 }
 
 describe('slow and idle clients', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-faults-slow-'));
-  const env = {
-    DATABASE_URL: `file:${join(dir, 'db.sqlite')}`,
-    HTTP_HEADERS_TIMEOUT_MS: '1000',
-    HTTP_REQUEST_TIMEOUT_MS: '2000',
-    MAX_CONNECTIONS: '20',
-  };
-  const ctx = useMain(env, () => rmSync(dir, { recursive: true, force: true }));
+  const ctx = useMainOnSqlite('faults-slow', { ...SLOW_PEER_TIMEOUTS, MAX_CONNECTIONS: '20' });
 
   it('cuts slow headers and slow bodies with a 408 Error body, while other clients are served', async () => {
     const { key, server } = ctx;
