@@ -202,7 +202,6 @@ function spansPerAnswer(answers: Map<string, number>, counts: Record<string, num
 }
 
 async function measureCost(ctx: RunContext, endpoint: string, counts: () => Record<string, number>) {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
   const dbs = await databasesOf(ctx);
   const { tracingSeconds: seconds, tracingRounds, connections } = settings;
   const results = new Map<string, RoundResult[]>();
@@ -210,6 +209,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
   let targets: Measured[] = [];
   for (let round = 0; round < tracingRounds; round++) {
     const servers: RunningServer[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
     try {
       targets = await targetsOf(dbs, dir, endpoint, servers);
       console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
@@ -219,9 +219,9 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
         answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
     } finally {
       await Promise.all(servers.map((s) => s.stop())); // each exports the spans it still holds as it exits
+      rmSync(dir, { recursive: true, force: true });
     }
   }
-  rmSync(dir, { recursive: true, force: true });
   const rows = [...new Set(targets.map((t) => t.workload))].map((workload) => {
     const of = targets.filter((t) => t.workload === workload);
     return rowOf(workload, new Map(of.map((t) => [t.variant, results.get(t.name)!])));
