@@ -78,9 +78,10 @@ RUN --mount=type=cache,id=animal-store-pnpm-store,target=/pnpm/store --mount=typ
     { [ ! -f /run/secrets/extra-ca ] || export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; } \
  && pnpm install --frozen-lockfile --store-dir=/pnpm/store --config.side-effects-cache=false
 
-# [2b] build: the full sources of the pruned packages, plus the root tsconfig.base.json that `turbo prune` leaves out.
+# [2b] build: the full sources of the pruned packages, plus the root files they build with that `turbo prune` leaves
+# out: tsconfig.base.json (every tsconfig extends it) and tsup.library.ts (the contract's tsup.config.ts imports it).
 COPY --from=prune /out/full/ ./
-COPY tsconfig.base.json ./tsconfig.base.json
+COPY tsconfig.base.json tsup.library.ts ./
 RUN pnpm exec turbo run build --filter=@animal-store/server...
 
 # [2c] deploy: a self-contained copy of the server with production dependencies only; the workspace packages arrive
