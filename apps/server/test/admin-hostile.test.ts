@@ -59,51 +59,25 @@ interface AdminCall {
 function adminCall(ids: number[]): fc.Arbitrary<AdminCall> {
   const id = pathId(fc.constantFrom(...ids, 999_999));
   const none = fc.constant(undefined);
-  const call = (method: string, path: fc.Arbitrary<string>, sent: fc.Arbitrary<string | undefined>) =>
-    fc.record({ method: fc.constant(method), path, body: sent });
-  return fc.oneof(
-    call('POST', fc.constant('/keys'), createBody),
-    call(
-      'GET',
-      listQuery.map((query) => `/keys${query}`),
-      none,
-    ),
-    call(
-      'GET',
-      id.map((i) => `/keys/${i}`),
-      none,
-    ),
-    call(
-      'PATCH',
-      id.map((i) => `/keys/${i}`),
-      patchBody,
-    ),
-    call(
-      'POST',
-      id.map((i) => `/keys/${i}/revoke`),
-      fc.oneof(none, patchBody),
-    ),
-    call(
-      'POST',
-      id.map((i) => `/keys/${i}/rotate`),
-      fc.oneof(none, rotateBody),
-    ),
-    call(
-      'GET',
-      id.map((i) => `/keys/${i}/usage`),
-      none,
-    ),
-    call(
-      'DELETE',
-      id.map((i) => `/keys/${i}/ban`),
-      fc.oneof(none, patchBody),
-    ),
-    call(
+  const byId = (suffix: string) => id.map((i) => `/keys/${i}${suffix}`);
+  const routes: [method: string, path: fc.Arbitrary<string>, sent: fc.Arbitrary<string | undefined>][] = [
+    ['POST', fc.constant('/keys'), createBody],
+    ['GET', listQuery.map((query) => `/keys${query}`), none],
+    ['GET', byId(''), none],
+    ['PATCH', byId(''), patchBody],
+    ['POST', byId('/revoke'), fc.oneof(none, patchBody)],
+    ['POST', byId('/rotate'), fc.oneof(none, rotateBody)],
+    ['GET', byId('/usage'), none],
+    ['DELETE', byId('/ban'), fc.oneof(none, patchBody)],
+    [
       'PUT',
       fc.constantFrom('/keys', '/keys/1', '/keys/1/rotate', '/keys/1/ban', '/Keys', '/keys/', '/keys/1/'),
       patchBody,
-    ),
-    call('DELETE', fc.constantFrom('/keys', '/keys/1', '/keys/1/revoke'), none),
+    ],
+    ['DELETE', fc.constantFrom('/keys', '/keys/1', '/keys/1/revoke'), none],
+  ];
+  return fc.oneof(
+    ...routes.map(([method, path, sent]) => fc.record({ method: fc.constant(method), path, body: sent })),
   );
 }
 

@@ -164,16 +164,19 @@ export function useOpenDatabase(provider: Provider): { db: Database } {
 
 /**
  * For a describe block: a fresh database of the provider and the app on it, started before its tests and stopped
- * (database dropped) after them. Read `server` and `database` inside tests or hooks.
+ * (database dropped) after them, with a key of `withKey.plan` made once it runs ('' without `withKey`). Read `server`,
+ * `database` and `key` inside tests or hooks.
  */
 export function useTestServer(
   provider: Provider,
   deps: Partial<Omit<AppDeps, 'db'>> = {},
-): { server: TestServer; database: TestDatabase } {
-  const context = {} as { server: TestServer; database: TestDatabase };
+  withKey?: { plan: PlanName; limits?: Parameters<TestServer['key']>[1] },
+): { server: TestServer; database: TestDatabase; key: string } {
+  const context = { key: '' } as { server: TestServer; database: TestDatabase; key: string };
   beforeAll(async () => {
     context.database = await createTestDatabase(provider);
     context.server = await startTestServer(context.database.target, deps);
+    if (withKey) context.key = await context.server.key(withKey.plan, withKey.limits);
   });
   afterAll(async () => {
     await context.server?.close();

@@ -17,7 +17,6 @@ import {
   silentLogger,
   useTestServer,
   type TestDatabase,
-  type TestServer,
 } from './helpers.js';
 
 /** A request with headers given as Node sends them: an array value is sent as several header lines. */
@@ -38,13 +37,7 @@ function request(
 }
 
 describe.each(PROVIDERS)('names that cannot be stored faithfully, on %s', (provider) => {
-  const ctx = useTestServer(provider);
-  let server: TestServer;
-  let key: string;
-  beforeAll(async () => {
-    server = ctx.server;
-    key = await server.key('enterprise', { perMinute: 100_000, perDay: 1_000_000 });
-  });
+  const ctx = useTestServer(provider, {}, { plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } });
 
   it.each([
     ['NUL', 'a\u0000b'],
@@ -53,7 +46,7 @@ describe.each(PROVIDERS)('names that cannot be stored faithfully, on %s', (provi
     ['a line break', 'two\nlines'],
     ['a C1 control', 'next\u0085line'],
   ])('refuses %s with 400 invalid_request naming the field', async (_what, name) => {
-    const res = await fetch(`${server.url}/v1/pets`, jsonPost(key, { name, categoryId: 1 }));
+    const res = await fetch(`${ctx.server.url}/v1/pets`, jsonPost(ctx.key, { name, categoryId: 1 }));
     expect(res.status).toBe(400);
     const body = (await res.json()) as { code: string; message: string };
     expect(body.code).toBe('invalid_request');
@@ -63,10 +56,10 @@ describe.each(PROVIDERS)('names that cannot be stored faithfully, on %s', (provi
   it('stores 255 code points of any plane and gives back the same 255', async () => {
     const name = '\u{1F415}é\u00a0名'.repeat(63) + 'abc'; // 255 code points, 318 UTF-16 units
     expect([...name]).toHaveLength(255);
-    const created = await fetch(`${server.url}/v1/pets`, jsonPost(key, { name, categoryId: 1 }));
+    const created = await fetch(`${ctx.server.url}/v1/pets`, jsonPost(ctx.key, { name, categoryId: 1 }));
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: number };
-    const read = (await (await fetch(`${server.url}/v1/pets/${id}`, { headers: auth(key) })).json()) as {
+    const read = (await (await fetch(`${ctx.server.url}/v1/pets/${id}`, { headers: auth(ctx.key) })).json()) as {
       name: string;
     };
     expect(read.name).toBe(name);

@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { auth, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { auth, PROVIDERS, useTestServer } from './helpers.js';
 
 /** Small deterministic PRNG (mulberry32), so a failure names a seed that reproduces it. */
 function prng(seed: number) {
@@ -72,13 +72,7 @@ const pieces = {
 };
 
 describe.each(PROVIDERS)('no 5xx for anything a client can send, on %s', (provider) => {
-  const ctx = useTestServer(provider);
-  let server: TestServer;
-  let key: string;
-  beforeAll(async () => {
-    server = ctx.server;
-    key = await server.key('enterprise', { perMinute: 1_000_000, perDay: 10_000_000 });
-  });
+  const ctx = useTestServer(provider, {}, { plan: 'enterprise', limits: { perMinute: 1_000_000, perDay: 10_000_000 } });
 
   it('answers 300 random malformed requests with a 2xx/3xx/4xx, and an Error body on every 4xx', async () => {
     const seed = 20261122;
@@ -89,9 +83,9 @@ describe.each(PROVIDERS)('no 5xx for anything a client can send, on %s', (provid
       const path = pick(pieces.paths) + pick(pieces.queries);
       const type = pick(pieces.types);
       const body = method === 'GET' || method === 'HEAD' ? undefined : pick(pieces.bodies);
-      const headers: Record<string, string> = random() < 0.8 ? auth(key) : {};
+      const headers: Record<string, string> = random() < 0.8 ? auth(ctx.key) : {};
       if (type) headers['Content-Type'] = type;
-      const res = await fetch(`${server.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const res = await fetch(`${ctx.server.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
       const text = await res.text();
       const where = `seed ${seed} request ${i}: ${method} ${path} ${type ?? '-'} -> ${res.status} ${text.slice(0, 200)}`;
       expect(res.status, where).toBeLessThan(500);
