@@ -21,10 +21,14 @@ import { startMain } from './main-process.js';
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const calm: SaturationSignals = { eventLoopDelayMs: 0, eventLoopUtilization: 0.2, inFlight: 0, dbWaiting: 0 };
 
-/** Steps the monitor until its level reaches `level` or more (a stalled loop), or falls back to 0 (calm). */
+/**
+ * Steps the monitor until its level reaches `level` or more (a loop stalled by requests of its own, as many in flight
+ * as the controller wants before it calls the load its own), or falls back to 0 (calm).
+ */
 function driveTo(overload: Overload, level: number): void {
   const { monitor } = overload;
-  for (let i = 0; i < 1000 && monitor.level < level; i++) monitor.sample({ ...calm, eventLoopDelayMs: 60 });
+  const stalled = { ...calm, eventLoopDelayMs: 60, inFlight: DEFAULTS.loadShedding.thresholds.minInFlight };
+  for (let i = 0; i < 1000 && monitor.level < level; i++) monitor.sample(stalled);
 }
 function calmDown(overload: Overload): void {
   for (let i = 0; i < 1000 && overload.monitor.level > 0; i++) overload.monitor.sample(calm);

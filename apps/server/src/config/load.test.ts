@@ -93,7 +93,13 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.loadShedding).toEqual({
       enabled: true,
-      thresholds: { eventLoopDelayMs: 50, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50 },
+      thresholds: {
+        eventLoopDelayMs: 50,
+        eventLoopUtilization: 0.9,
+        maxInFlight: 1000,
+        maxDbWaiting: 50,
+        minInFlight: 8,
+      },
     });
     expect(config.concurrency).toEqual({ scope: 'replica', leaseMs: 60_000 });
     expect(config.opsPort).toBeUndefined();

@@ -116,6 +116,7 @@ function configOf(e: Env): Config {
         eventLoopUtilization: e.LOAD_SHED_EVENT_LOOP_UTILIZATION / 100,
         maxInFlight: e.LOAD_SHED_MAX_IN_FLIGHT,
         maxDbWaiting: e.LOAD_SHED_MAX_DB_WAITING,
+        minInFlight: e.LOAD_SHED_MIN_IN_FLIGHT,
       },
     },
     opsPort: e.OPS_PORT,

@@ -22,7 +22,7 @@ export interface MonitorOptions {
  */
 export class SaturationMonitor {
   #level = 0;
-  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0 };
+  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, own: false };
   #timer: NodeJS.Timeout | undefined;
   #elu: EventLoopUtilization | undefined;
   readonly #sampleMs: number;

@@ -2,28 +2,41 @@ import { describe, expect, it, vi } from 'vitest';
 import { SaturationMonitor } from './monitor.js';
 import { nextLevel, pressureOf, RECOVER_BELOW, RISE_MAX, TOP_LEVEL, type SaturationSignals } from './pressure.js';
 
-const LIMITS = { eventLoopDelayMs: 40, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50 };
+const LIMITS = { eventLoopDelayMs: 40, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50, minInFlight: 8 };
 const calm: SaturationSignals = { eventLoopDelayMs: 1, eventLoopUtilization: 0.3, inFlight: 10, dbWaiting: 0 };
 
 describe('pressureOf', () => {
   it('names the most saturated signal and its ratio to its threshold, and the highest queueing ratio', () => {
-    expect(pressureOf(calm, LIMITS)).toEqual({ signal: 'event_loop_utilization', ratio: 0.3 / 0.9, queueing: 1 / 40 });
+    expect(pressureOf(calm, LIMITS)).toEqual({
+      signal: 'event_loop_utilization',
+      ratio: 0.3 / 0.9,
+      queueing: 1 / 40,
+      own: true,
+    });
     expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toEqual({
       signal: 'event_loop_delay',
       ratio: 3,
       queueing: 3,
+      own: true,
     });
     expect(pressureOf({ ...calm, inFlight: 1500 }, LIMITS)).toEqual({
       signal: 'requests_in_flight',
       ratio: 1.5,
       queueing: 1.5,
+      own: true,
     });
-    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toEqual({ signal: 'db_pool_queue', ratio: 2, queueing: 2 });
+    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toEqual({
+      signal: 'db_pool_queue',
+      ratio: 2,
+      queueing: 2,
+      own: true,
+    });
     // Utilization is no queueing signal: a busy loop leaves `queueing` at the others' highest.
     expect(pressureOf({ ...calm, eventLoopUtilization: 0.99, eventLoopDelayMs: 20 }, LIMITS)).toEqual({
       signal: 'event_loop_utilization',
       ratio: 0.99 / 0.9,
       queueing: 0.5,
+      own: true,
     });
   });
 
@@ -31,12 +44,18 @@ describe('pressureOf', () => {
     const off = { ...LIMITS, maxInFlight: 0, maxDbWaiting: 0 };
     expect(pressureOf({ ...calm, inFlight: 1e6, dbWaiting: 1e6 }, off).signal).toBe('event_loop_utilization');
   });
+
+  it('counts the load as the process’s own only from minInFlight requests in flight (0: always)', () => {
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }, LIMITS)).toMatchObject({ ratio: 3, own: false });
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 8 }, LIMITS).own).toBe(true);
+    expect(pressureOf({ ...calm, inFlight: 0 }, { ...LIMITS, minInFlight: 0 }).own).toBe(true);
+  });
 });
 
 /** A pressure whose most saturated signal is a queueing one (delay, in flight, pool). */
-const queueing = (ratio: number) => ({ ratio, queueing: ratio });
+const queueing = (ratio: number) => ({ ratio, queueing: ratio, own: true });
 /** A pressure from a busy loop whose queueing signals are at `queue`. */
-const busy = (ratio: number, queue: number) => ({ ratio, queueing: queue });
+const busy = (ratio: number, queue: number) => ({ ratio, queueing: queue, own: true });
 
 describe('nextLevel', () => {
   it('rises while saturated, faster the further past the threshold, by at most a class a sample, up to the top', () => {
@@ -56,6 +75,11 @@ describe('nextLevel', () => {
     expect(nextLevel(0.01, queueing(0))).toBe(0);
   });
 
+  it('only falls with fewer than minInFlight requests in flight, however late the loop: not its own load', () => {
+    expect(nextLevel(0, { ratio: 10, queueing: 10, own: false })).toBe(0);
+    expect(nextLevel(2, { ratio: 10, queueing: 10, own: false })).toBeCloseTo(1.95);
+  });
+
   it('falls while the loop is busy under its threshold and nothing queues: utilization holds nothing', () => {
     expect(nextLevel(2, busy(1, 0.1))).toBeCloseTo(1.95);
     expect(nextLevel(2, busy(0.95, 0.5))).toBeCloseTo(1.95);
@@ -67,6 +91,8 @@ describe('SaturationMonitor', () => {
     const onShedding = vi.fn();
     const onSample = vi.fn();
     const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, onShedding, onSample });
+    monitor.sample({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }); // not its own load: no shedding
+    expect(monitor.level).toBe(0);
     monitor.sample({ ...calm, eventLoopDelayMs: 120 });
     monitor.sample({ ...calm, eventLoopDelayMs: 120 });
     expect(monitor.level).toBeCloseTo(2 * (0.05 + 0.25 * 2));
@@ -76,7 +102,7 @@ describe('SaturationMonitor', () => {
     expect(monitor.level).toBe(0);
     expect(onShedding).toHaveBeenCalledTimes(2);
     expect(onShedding.mock.calls[1]![0]).toBe(false);
-    expect(onSample).toHaveBeenCalledTimes(2 + 22);
+    expect(onSample).toHaveBeenCalledTimes(3 + 22);
   });
 
   it('samples on a timer of its own that does not keep the process alive', async () => {

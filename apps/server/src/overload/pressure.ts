@@ -21,6 +21,12 @@ export interface SaturationThresholds {
   readonly eventLoopUtilization: number;
   readonly maxInFlight: number;
   readonly maxDbWaiting: number;
+  /**
+   * Fewer requests in flight than this, and the process has no queue of its own to shorten: a late timer then comes
+   * from elsewhere (a neighbour's CPU, a throttled quota, a collector's pause) and shedding would refuse requests
+   * without making anyone's answer sooner. Below it the level only falls. 0: every sample counts.
+   */
+  readonly minInFlight: number;
 }
 
 /** The signal names, as the metrics' `reason` label. */
@@ -33,6 +39,8 @@ export interface Pressure {
   readonly signal: SignalName;
   /** The highest ratio of the queueing signals (event-loop delay, in flight, pool queue): all but utilization. */
   readonly queueing: number;
+  /** False below `minInFlight` requests in flight: whatever the signals say, the load is not the process's own. */
+  readonly own: boolean;
 }
 
 export function pressureOf(signals: SaturationSignals, limits: SaturationThresholds): Pressure {
@@ -45,7 +53,7 @@ export function pressureOf(signals: SaturationSignals, limits: SaturationThresho
   let worst = ratios[0]!;
   for (const entry of ratios) if (entry[1] > worst[1]) worst = entry;
   const queueing = Math.max(...ratios.filter(([name]) => name !== 'event_loop_utilization').map(([, r]) => r));
-  return { signal: worst[0], ratio: worst[1], queueing };
+  return { signal: worst[0], ratio: worst[1], queueing, own: signals.inFlight >= limits.minInFlight };
 }
 
 /**
@@ -72,7 +80,8 @@ export const RECOVER_BELOW = 0.8;
  * point admission aims for, so below its threshold the level falls back to it; a band there would let each passing
  * spike ratchet the level up while the process sheds far more than it must.
  */
-export function nextLevel(level: number, pressure: Pick<Pressure, 'ratio' | 'queueing'>): number {
+export function nextLevel(level: number, pressure: Pick<Pressure, 'ratio' | 'queueing' | 'own'>): number {
+  if (!pressure.own) return Math.max(0, level - FALL);
   if (pressure.ratio > 1)
     return Math.min(TOP_LEVEL, level + Math.min(RISE_MAX, RISE_MIN + RISE_GAIN * (pressure.ratio - 1)));
   if (pressure.queueing < RECOVER_BELOW) return Math.max(0, level - FALL);
