@@ -45,9 +45,13 @@ describe('pressureOf', () => {
     expect(pressureOf({ ...calm, inFlight: 1e6, dbWaiting: 1e6 }, off).signal).toBe('event_loop_utilization');
   });
 
-  it('counts the load as the process’s own only from minInFlight requests in flight (0: always)', () => {
+  it('counts the load as the process’s own from minInFlight requests in flight or a busy loop (0: always)', () => {
     expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }, LIMITS)).toMatchObject({ ratio: 3, own: false });
     expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 8 }, LIMITS).own).toBe(true);
+    // A loop busy with requests it answers at once (synchronous SQLite) holds few in flight: still its own load.
+    const busyLoop = { ...calm, eventLoopUtilization: 0.9 * RECOVER_BELOW, inFlight: 1 };
+    expect(pressureOf(busyLoop, LIMITS).own).toBe(true);
+    expect(pressureOf({ ...busyLoop, eventLoopUtilization: 0.9 * RECOVER_BELOW - 0.01 }, LIMITS).own).toBe(false);
     expect(pressureOf({ ...calm, inFlight: 0 }, { ...LIMITS, minInFlight: 0 }).own).toBe(true);
   });
 });

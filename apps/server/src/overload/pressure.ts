@@ -22,9 +22,11 @@ export interface SaturationThresholds {
   readonly maxInFlight: number;
   readonly maxDbWaiting: number;
   /**
-   * Fewer requests in flight than this, and the process has no queue of its own to shorten: a late timer then comes
-   * from elsewhere (a neighbour's CPU, a throttled quota, a collector's pause) and shedding would refuse requests
-   * without making anyone's answer sooner. Below it the level only falls. 0: every sample counts.
+   * Fewer requests in flight than this, and a loop that is not busy either (utilization below RECOVER_BELOW of its
+   * threshold): the process has no load of its own to shed, so a late timer comes from elsewhere (a neighbour's CPU,
+   * a throttled quota) and shedding would refuse requests without making any answer sooner. Then the level only
+   * falls. A loop kept busy by requests it answers at once (SQLite's synchronous reads hold few in flight) is its own
+   * load. 0: every sample counts.
    */
   readonly minInFlight: number;
 }
@@ -39,7 +41,7 @@ export interface Pressure {
   readonly signal: SignalName;
   /** The highest ratio of the queueing signals (event-loop delay, in flight, pool queue): all but utilization. */
   readonly queueing: number;
-  /** False below `minInFlight` requests in flight: whatever the signals say, the load is not the process's own. */
+  /** False with few requests in flight and an idle loop (`minInFlight`): the load is not the process's own. */
   readonly own: boolean;
 }
 
@@ -53,7 +55,10 @@ export function pressureOf(signals: SaturationSignals, limits: SaturationThresho
   let worst = ratios[0]!;
   for (const entry of ratios) if (entry[1] > worst[1]) worst = entry;
   const queueing = Math.max(...ratios.filter(([name]) => name !== 'event_loop_utilization').map(([, r]) => r));
-  return { signal: worst[0], ratio: worst[1], queueing, own: signals.inFlight >= limits.minInFlight };
+  const own =
+    signals.inFlight >= limits.minInFlight ||
+    signals.eventLoopUtilization >= limits.eventLoopUtilization * RECOVER_BELOW;
+  return { signal: worst[0], ratio: worst[1], queueing, own };
 }
 
 /**
