@@ -173,3 +173,50 @@ export async function expectNoServerError(res: Response, where: string): Promise
   expect(typeof error.code, context).toBe('string');
   expect(String(error.message), context).not.toMatch(/\bat \S+:\d+|node_modules|prisma|express|zod|postgres|sqlite/i);
 }
+
+/** One request of a hostile suite: a method, a path (with its query) and a raw body or none. */
+export interface HostileCall {
+  method: string;
+  path: string;
+  body: string | undefined;
+}
+
+/** A route of a hostile suite: its method, hostile paths and bodies, and how often it is drawn (1 unless given). */
+export type HostileRoute = [
+  method: string,
+  path: fc.Arbitrary<string>,
+  body: fc.Arbitrary<string | undefined>,
+  weight?: number,
+];
+
+/** Calls drawn from a table of routes. */
+export function hostileCalls(routes: HostileRoute[]): fc.Arbitrary<HostileCall> {
+  return fc.oneof(
+    ...routes.map(([method, path, body, weight = 1]) => ({
+      weight,
+      arbitrary: fc.record({ method: fc.constant(method), path, body }),
+    })),
+  );
+}
+
+/**
+ * Sends one hostile call and holds the suites' rule: never a 5xx or a reset, a 4xx with an Error body
+ * (expectNoServerError), and a refused call leaves the state `snapshot` reads (every pet, every key) as it was.
+ */
+export async function expectHostileCallHarmless(
+  url: string,
+  call: HostileCall,
+  sentHeaders: Record<string, string>,
+  snapshot: () => Promise<string>,
+): Promise<void> {
+  const before = await snapshot();
+  const where = `${call.method} ${url} ${JSON.stringify(sentHeaders)} ${call.body ?? ''}`;
+  const res = await fetch(url, {
+    method: call.method,
+    headers: sentHeaders,
+    ...(call.body === undefined ? {} : { body: call.body }),
+  });
+  const status = res.status;
+  await expectNoServerError(res, where);
+  if (status >= 400) expect(await snapshot(), where).toBe(before);
+}
