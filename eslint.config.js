@@ -49,6 +49,16 @@ export default tseslint.config(
     },
   },
   {
+    // The house's size rules (docs/architecture.md, Conventions): a file and a function a reader can hold at once.
+    // Tests are excepted: a suite reads as one table of cases.
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    ignores: ['**/*.test.ts', '**/test/**', '**/test-support/**', '**/test-utils/**'],
+    rules: {
+      'max-lines': ['error', { max: 260 }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     // Plain JavaScript (the example app, build scripts, this file): no type information to lint with.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
