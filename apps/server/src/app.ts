@@ -19,8 +19,9 @@ import type { Logger } from './logger.js';
 import { Metrics } from './telemetry/metrics.js';
 import { useDbMetrics } from './telemetry/db-telemetry.js';
 import { OverloadMetrics } from './overload/metrics.js';
-import type { Overload } from './overload/overload.js';
-import { planProbe } from './overload/plan-probe.js';
+import type { KeyDoor } from './overload/key-door.js';
+import { connectKeys, type Overload } from './overload/overload.js';
+import { rateLimitIdentityOf } from './keys/identity.js';
 import { createAdminRateLimiting } from './rate-limiting/admin-limits.js';
 import { createRateLimiting } from './rate-limiting/api-limits.js';
 import { createKeyConcurrencyLimiter, keyConcurrencyLimiting } from './rate-limiting/concurrency.js';
@@ -95,14 +96,22 @@ function keyResolver(deps: AppDeps, now: () => number): KeyResolver {
 }
 
 /** The /v1 limit of requests in flight per key lineage, unless turned off. */
-function concurrencyLimiting(deps: AppDeps, now: () => number, overload: OverloadMetrics): RequestHandler | undefined {
+function concurrencyLimiting(
+  deps: AppDeps,
+  now: () => number,
+  overload: OverloadMetrics,
+  door: KeyDoor | undefined,
+): RequestHandler | undefined {
   const limiter =
     deps.concurrency ??
     createKeyConcurrencyLimiter({ concurrency: DEFAULTS.concurrency }, deps.logger, undefined, { now });
   if (limiter === false || limiter === undefined) return undefined;
-  return keyConcurrencyLimiting(limiter, (req) =>
-    overload.concurrencyRefusals.inc({ plan: req.apiKey?.plan ?? 'none' }),
-  );
+  return keyConcurrencyLimiting(limiter, {
+    onRefused: (req) => overload.concurrencyRefusals.inc({ plan: req.apiKey?.plan ?? 'none' }),
+    ...(door && {
+      onAdmitted: (req, res) => door.track(rateLimitIdentityOf(req.apiKey!), req.rateLimitCharge, res),
+    }),
+  });
 }
 
 /** Builds the Express app from explicit dependencies. Listening is main.ts's job. */
@@ -119,7 +128,9 @@ export function createApp(deps: AppDeps): Express {
   useDbMetrics(metrics);
   const overload = deps.overload?.metrics ?? new OverloadMetrics(metrics.registry);
   const keys = keyResolver(deps, now);
-  if (deps.overload) deps.overload.admission.planOf = planProbe(keys);
+  const door =
+    deps.overload &&
+    connectKeys(deps.overload, keys, now, (plan) => metrics.rateLimitRefusals.inc({ reason: 'api_key_banned', plan }));
   app.use(requestContext(deps.logger, metrics));
 
   mountApi(app, {
@@ -127,8 +138,13 @@ export function createApp(deps: AppDeps): Express {
     keys,
     afterKeyLookup: deps.overload?.admission.afterKeyLookup,
     lastUsed: deps.lastUsed ?? lastUsedRecorder(deps.db, deps.logger, now),
-    limiting: createRateLimiting({ ...limits, metrics, ...(deps.now && { now: deps.now }) }),
-    concurrency: concurrencyLimiting(deps, now, overload),
+    limiting: createRateLimiting({
+      ...limits,
+      metrics,
+      ...(deps.now && { now: deps.now }),
+      ...(door && { onKeyBanned: (req, decision) => door.banned(rateLimitIdentityOf(req.apiKey!), decision) }),
+    }),
+    concurrency: concurrencyLimiting(deps, now, overload, door),
     limits: limits.store,
     registry: metrics.registry,
     onKeyLookup: (result) => metrics.apiKeyLookups.inc({ result }),

@@ -87,6 +87,8 @@ export const ENV_VARIABLES = {
   LOAD_SHED_MAX_IN_FLIGHT: int('LOAD_SHED_MAX_IN_FLIGHT', 0, 10_000_000).default('1000'),
   LOAD_SHED_MAX_DB_WAITING: int('LOAD_SHED_MAX_DB_WAITING', 0, 1_000_000).default('50'),
   LOAD_SHED_MIN_IN_FLIGHT: int('LOAD_SHED_MIN_IN_FLIGHT', 0, 1_000_000).default('8'),
+  REFUSAL_HOLD_MS: int('REFUSAL_HOLD_MS', 0, 10_000).default('1000'),
+  REFUSAL_HOLD_MAX_SOCKETS: int('REFUSAL_HOLD_MAX_SOCKETS', 0, 1_000_000).default('1000'),
   OPS_PORT: int('OPS_PORT', 0, 65535).optional(),
   TRUST_PROXY: parsedBy(parseTrustProxy).default('false'),
   METRICS_TOKEN: bearerToken('METRICS_TOKEN', 16).optional(),

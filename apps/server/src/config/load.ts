@@ -3,6 +3,7 @@ import type { DatabaseTarget } from './database-url.js';
 import { EnvSchema, type CONCURRENCY_SCOPES, type Env, type LOG_LEVELS } from './env.js';
 import { tracingConfig, type TracingConfig } from './otel.js';
 import type { SaturationThresholds } from '../overload/pressure.js';
+import type { HoldSettings } from '../overload/hold.js';
 import type { TrustProxy } from './trust-proxy.js';
 
 export type Config = {
@@ -24,7 +25,7 @@ export type Config = {
   /** Requests of one key in flight at once (the plan's number): where they are counted, and a lease's life. */
   concurrency: { scope: (typeof CONCURRENCY_SCOPES)[number]; leaseMs: number };
   /** Admission control from the process's own saturation (overload/): on or off, and where each signal saturates. */
-  loadShedding: { enabled: boolean; thresholds: SaturationThresholds };
+  loadShedding: { enabled: boolean; thresholds: SaturationThresholds; hold: HoldSettings };
   /** A second port serving only /healthz, /readyz and /metrics, whose queue no flood of API connections fills. */
   opsPort: number | undefined;
   /** Express's `trust proxy`: false, a number of proxy hops, or trusted proxy addresses/CIDRs. */
@@ -118,6 +119,7 @@ function configOf(e: Env): Config {
         maxDbWaiting: e.LOAD_SHED_MAX_DB_WAITING,
         minInFlight: e.LOAD_SHED_MIN_IN_FLIGHT,
       },
+      hold: { ms: e.REFUSAL_HOLD_MS, maxSockets: e.REFUSAL_HOLD_MAX_SOCKETS },
     },
     opsPort: e.OPS_PORT,
     trustProxy: e.TRUST_PROXY,

@@ -44,6 +44,8 @@ export class Admission {
   readonly #debt = new Float64Array(2 * HARD_LEVEL + 2);
   /** Tells the plan of a cached key (createApp sets it: the key cache lives in the app). */
   planOf: PlanProbe = () => undefined;
+  /** Refuses the requests of keys already over their limits (key-door.ts; createApp sets it), before shedding. */
+  door: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
   readonly #finished: () => void;
 
   constructor(private readonly options: AdmissionOptions) {
@@ -56,6 +58,7 @@ export class Admission {
 
   /** True when the request goes on; false when it was answered 503 here. */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.door?.(req, res)) return false;
     const { level } = this.options.monitor;
     if (level > 0 && !neverShed(req.url ?? '/')) {
       const plan = level >= HARD_LEVEL ? 'unknown' : this.planOf(req);

@@ -2,9 +2,14 @@ import type { Registry, RegistryContentType } from 'prom-client';
 import type { Config } from '../config/load.js';
 import type { Database } from '../db/types.js';
 import type { Logger } from '../logger.js';
+import type { PlanName } from '@animal-store/contract';
+import type { KeyResolver } from '../keys/resolver.js';
 import { Admission } from './admission.js';
+import { RefusalHold } from './hold.js';
+import { KeyDoor } from './key-door.js';
 import { OverloadMetrics } from './metrics.js';
 import { SaturationMonitor } from './monitor.js';
+import { keyProbe, planProbe } from './plan-probe.js';
 import type { SaturationSignals } from './pressure.js';
 
 /** Load shedding, assembled: the gate (createServer and createApp use it), its monitor (started by main) and metrics. */
@@ -12,6 +17,8 @@ export interface Overload {
   readonly admission: Admission;
   readonly monitor: SaturationMonitor;
   readonly metrics: OverloadMetrics;
+  /** Where the door's refusals wait before they are sent. */
+  readonly hold: RefusalHold;
 }
 
 /** While shedding, a line every this often with what was shed since the last one (never a line per request). */
@@ -75,5 +82,30 @@ export function createOverload(
       metrics.shed.inc({ reason: signal, plan });
     },
   });
-  return { admission, monitor, metrics };
+  return { admission, monitor, metrics, hold: new RefusalHold(settings.hold) };
+}
+
+/**
+ * Connects the gate to an app's key cache: the plan of a cached key for shedding, and the door (key-door.ts) that
+ * refuses the keys over their limits before anything else. Returns the door, which the app's limiters tell.
+ */
+export function connectKeys(
+  overload: Overload,
+  keys: Pick<KeyResolver, 'peek'>,
+  now: () => number,
+  onBannedRefusal: (plan: PlanName) => void,
+): KeyDoor {
+  const { admission, metrics, hold } = overload;
+  const door = new KeyDoor({
+    probe: keyProbe(keys),
+    hold,
+    now,
+    onRefused: (refusal, plan) => {
+      if (refusal === 'banned') onBannedRefusal(plan);
+      else metrics.concurrencyRefusals.inc({ plan });
+    },
+  });
+  admission.planOf = planProbe(keys);
+  admission.door = (req, res) => door.refuse(req, res);
+  return door;
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { ApiKeyRecord } from '../db/types.js';
 import { bearerToken } from '../http/auth.js';
 import { KEY_LOOKUP_NEEDED, type KeyResolver } from '../keys/resolver.js';
 import type { PlanProbe } from './admission.js';
@@ -14,5 +15,15 @@ export function planProbe(keys: Pick<KeyResolver, 'peek'>): PlanProbe {
     const resolution = keys.peek(token);
     if (resolution === KEY_LOOKUP_NEEDED) return undefined;
     return typeof resolution === 'object' ? resolution.plan : 'none';
+  };
+}
+
+/** The active key of a request when the key cache holds it; undefined otherwise (no lookup is made). */
+export function keyProbe(keys: Pick<KeyResolver, 'peek'>): (req: IncomingMessage) => ApiKeyRecord | undefined {
+  return (req: IncomingMessage) => {
+    const token = bearerToken(req);
+    if (typeof token !== 'string') return undefined;
+    const resolution = keys.peek(token);
+    return typeof resolution === 'object' ? resolution : undefined;
   };
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SaturationMonitor } from './monitor.js';
-import { nextLevel, pressureOf, RECOVER_BELOW, RISE_MAX, TOP_LEVEL, type SaturationSignals } from './pressure.js';
+import {
+  nextLevel,
+  pressureOf,
+  RECOVER_BELOW,
+  RISE_MAX,
+  TOP_LEVEL,
+  UTILIZATION_CEILING,
+  type SaturationSignals,
+} from './pressure.js';
 
 const LIMITS = { eventLoopDelayMs: 40, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50, minInFlight: 8 };
 const calm: SaturationSignals = { eventLoopDelayMs: 1, eventLoopUtilization: 0.3, inFlight: 10, dbWaiting: 0 };
@@ -82,6 +90,16 @@ describe('nextLevel', () => {
   it('only falls with fewer than minInFlight requests in flight, however late the loop: not its own load', () => {
     expect(nextLevel(0, { ratio: 10, queueing: 10, own: false })).toBe(0);
     expect(nextLevel(2, { ratio: 10, queueing: 10, own: false })).toBeCloseTo(1.95);
+  });
+
+  it('never sheds Enterprise on utilization alone: only a queueing signal past its threshold goes higher', () => {
+    let level = 0;
+    for (let i = 0; i < 100; i++) level = nextLevel(level, busy(1 / 0.9, 0.5));
+    expect(level).toBe(UTILIZATION_CEILING);
+    expect(nextLevel(level, busy(1.11, 1.2))).toBeGreaterThan(UTILIZATION_CEILING);
+    // A late loop took it higher; once the lateness is gone, a busy loop alone brings it back to the ceiling at once.
+    expect(nextLevel(TOP_LEVEL, busy(1.11, 0.9))).toBe(UTILIZATION_CEILING);
+    expect(nextLevel(TOP_LEVEL, busy(0.5, 0.9))).toBe(UTILIZATION_CEILING);
   });
 
   it('falls while the loop is busy under its threshold and nothing queues: utilization holds nothing', () => {

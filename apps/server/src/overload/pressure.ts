@@ -68,6 +68,13 @@ export function pressureOf(signals: SaturationSignals, limits: SaturationThresho
  */
 export const TOP_LEVEL = 5.5;
 
+/**
+ * The highest level utilization alone reaches: every plan below Enterprise (class 4) shed, Enterprise never. A busy
+ * loop that answers in its turn is not late yet; only a queueing signal past its threshold (the loop late, too many
+ * in flight, the pool's queue) says Enterprise's answers would be late too, and lets the level go higher.
+ */
+export const UTILIZATION_CEILING = 4;
+
 /** The controller's steps, per sample: rise with the overshoot, by at most a class, and fall slowly. */
 const RISE_MIN = 0.05;
 const RISE_GAIN = 0.25;
@@ -83,12 +90,14 @@ export const RECOVER_BELOW = 0.8;
  * threshold, and falls slowly once every queueing signal is well below (RECOVER_BELOW): one good sample does not
  * reopen the gates. Utilization holds nothing: a loop busy just under its threshold and not queueing is the operating
  * point admission aims for, so below its threshold the level falls back to it; a band there would let each passing
- * spike ratchet the level up while the process sheds far more than it must.
+ * spike ratchet the level up while the process sheds far more than it must. Utilization alone never takes the level past
+ * UTILIZATION_CEILING: Enterprise is shed only while a queueing signal is past its threshold.
  */
 export function nextLevel(level: number, pressure: Pick<Pressure, 'ratio' | 'queueing' | 'own'>): number {
   if (!pressure.own) return Math.max(0, level - FALL);
+  const ceiling = pressure.queueing > 1 ? TOP_LEVEL : UTILIZATION_CEILING;
   if (pressure.ratio > 1)
-    return Math.min(TOP_LEVEL, level + Math.min(RISE_MAX, RISE_MIN + RISE_GAIN * (pressure.ratio - 1)));
-  if (pressure.queueing < RECOVER_BELOW) return Math.max(0, level - FALL);
-  return level;
+    return Math.min(ceiling, level + Math.min(RISE_MAX, RISE_MIN + RISE_GAIN * (pressure.ratio - 1)));
+  if (pressure.queueing < RECOVER_BELOW) return Math.min(ceiling, Math.max(0, level - FALL));
+  return Math.min(ceiling, level);
 }

@@ -43,6 +43,8 @@ export function createRateLimiting(
     metrics?: Metrics | undefined;
     /** Clock of the refused-address memo (tests). */
     now?: () => number;
+    /** Told when a key's request is refused because its lineage is banned (the door refuses the next ones). */
+    onKeyBanned?: (req: Request, decision: RateLimitDecision) => void;
   },
 ): ApiRateLimiting {
   const limiter = createLimiter({ store: tracedDecisions(options.store), ban: banPolicy(options) });
@@ -61,6 +63,7 @@ export function createRateLimiting(
           return;
         }
         if (!req.apiKey) refused.remember(clientIp(req), decision);
+        else if (decision.reason === 'banned') options.onKeyBanned?.(req, decision);
         countRefusal(decision, req);
       },
       onBan: (_identity, _decision, req) => metrics?.rateLimitBans.inc({ plan: planOf(req) }),

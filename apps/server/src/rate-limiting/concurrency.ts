@@ -60,19 +60,33 @@ export function createKeyConcurrencyLimiter(
  */
 export function keyConcurrencyLimiting(
   limiter: ConcurrencyLimiter,
-  onRefused?: (req: Request) => void,
+  hooks: {
+    onRefused?: (req: Request) => void;
+    /** A request took a slot of its key's lineage (`req.apiKey` is set), which it holds until its response closes. */
+    onAdmitted?: (req: Request, res: Response) => void;
+  } = {},
 ): RequestHandler {
+  const { onRefused, onAdmitted } = hooks;
   return concurrencyLimit<Request, Response>({
     limiter,
     identify: (req) => (req.apiKey ? rateLimitIdentityOf(req.apiKey) : undefined),
     onRefused: (req, res, _next, decision) => {
       onRefused?.(req);
-      sendError(
-        res,
-        'concurrency_limit_exceeded',
-        `Too many requests of this API key in flight (${decision.limit} at once); retry when one has been answered`,
-        { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_SECONDS) },
-      );
+      sendError(res, 'concurrency_limit_exceeded', concurrencyRefusalMessage(decision.limit), {
+        'Retry-After': String(CONCURRENCY_RETRY_AFTER_SECONDS),
+      });
     },
+    ...(onAdmitted && {
+      hooks: {
+        onDecision: (decision, req) => {
+          if (decision.allowed && req.res) onAdmitted(req, req.res);
+        },
+      },
+    }),
   });
+}
+
+/** The message of a 429 `concurrency_limit_exceeded`. */
+export function concurrencyRefusalMessage(limit: number): string {
+  return `Too many requests of this API key in flight (${limit} at once); retry when one has been answered`;
 }
