@@ -28,9 +28,10 @@ async function main(config: Config): Promise<void> {
     isShuttingDown: () => stopping,
   });
   const context = { logger, metrics: deps.metrics, database: deps.db.provider, admission: deps.overload?.admission };
+  // The probes' port first: it answers before the API port takes traffic.
+  if (config.opsPort !== undefined) await listenOps(config, { ...deps, logger, isShuttingDown: () => stopping });
   const server = listen(app, config, context);
   deps.overload?.monitor.start();
-  if (config.opsPort !== undefined) listenOps(config, { ...deps, logger, isShuttingDown: () => stopping });
   installShutdown(server, {
     config,
     logger,

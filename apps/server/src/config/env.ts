@@ -90,6 +90,7 @@ export const ENV_VARIABLES = {
   REFUSAL_HOLD_MS: int('REFUSAL_HOLD_MS', 0, 10_000).default('1000'),
   REFUSAL_HOLD_MAX_SOCKETS: int('REFUSAL_HOLD_MAX_SOCKETS', 0, 1_000_000).default('1000'),
   OPS_PORT: int('OPS_PORT', 0, 65535).optional(),
+  LIVENESS_STALL_MS: int('LIVENESS_STALL_MS', 100, 3_600_000).default('5000'),
   TRUST_PROXY: parsedBy(parseTrustProxy).default('false'),
   METRICS_TOKEN: bearerToken('METRICS_TOKEN', 16).optional(),
   ADMIN_TOKEN: bearerToken('ADMIN_TOKEN', 32).optional(),

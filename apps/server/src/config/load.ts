@@ -28,6 +28,8 @@ export type Config = {
   loadShedding: { enabled: boolean; thresholds: SaturationThresholds; hold: HoldSettings };
   /** A second port serving only /healthz, /readyz and /metrics, whose queue no flood of API connections fills. */
   opsPort: number | undefined;
+  /** OPS_PORT's /healthz answers 503 once the main event loop has not run for this long (ms): wedged. */
+  livenessStallMs: number;
   /** Express's `trust proxy`: false, a number of proxy hops, or trusted proxy addresses/CIDRs. */
   trustProxy: TrustProxy;
   metricsToken: string | undefined;
@@ -122,6 +124,7 @@ function configOf(e: Env): Config {
       hold: { ms: e.REFUSAL_HOLD_MS, maxSockets: e.REFUSAL_HOLD_MAX_SOCKETS },
     },
     opsPort: e.OPS_PORT,
+    livenessStallMs: e.LIVENESS_STALL_MS,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     adminToken: e.ADMIN_TOKEN,

@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import type { Config } from '../config/load.js';
 import { notFound } from '../http/error-handler.js';
 import { mountOperations, type OperationsOptions } from '../http/operations.js';
 import { createServer } from '../http/server.js';
 import type { Admission } from '../overload/admission.js';
+import { startLiveness } from '../overload/liveness.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 
@@ -46,21 +48,33 @@ export function listen(
 /**
  * OPS_PORT: /healthz, /readyz and /metrics on a listener of their own. A flood of API connections fills the API port's
  * listen queue, which the process empties one connection per event-loop turn (docs/overload.md); probes queued behind
- * it would wait for the flood to end. Here they queue only behind other probes, and nothing is shed.
+ * it would wait for the flood to end. Here they queue only behind other probes, and nothing is shed. The port is
+ * served by a thread of its own (overload/liveness.ts): /healthz answers from the main loop's heartbeat, at once
+ * whatever the load, and 503 once the main loop is wedged (LIVENESS_STALL_MS); the rest goes to the main thread's
+ * listener of them on 127.0.0.1.
  */
-export function listenOps(config: Config, options: OperationsOptions): Server {
+export async function listenOps(config: Config, options: OperationsOptions): Promise<void> {
   const app = express();
   app.disable('x-powered-by');
   mountOperations(app, { ...options, metricsToken: config.metricsToken });
   app.use(notFound);
-  const server = createServer(app, { limits: config.http }).listen(config.opsPort, config.host, () => {
-    options.logger.info(
-      { port: config.opsPort, host: config.host },
-      'operations (/healthz, /readyz, /metrics) listening',
-    );
-  });
-  exitWhenCannotListen(server, options.logger);
-  return server;
+  const inner = createServer(app, { limits: config.http });
+  exitWhenCannotListen(inner, options.logger);
+  await new Promise<void>((resolve) => inner.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = await startLiveness({
+      port: config.opsPort ?? 0,
+      host: config.host,
+      upstreamPort: (inner.address() as AddressInfo).port,
+      stallMs: config.livenessStallMs,
+      headersTimeoutMs: config.http.headersTimeoutMs,
+      requestTimeoutMs: config.http.requestTimeoutMs,
+    });
+    options.logger.info({ port, host: config.host }, 'operations (/healthz, /readyz, /metrics) listening');
+  } catch (err) {
+    options.logger.fatal({ err: (err as Error).message }, 'cannot listen');
+    process.exit(1);
+  }
 }
 
 function exitWhenCannotListen(server: Server, logger: Logger): void {

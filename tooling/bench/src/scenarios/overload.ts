@@ -55,10 +55,19 @@ async function overloadServer(name: string, db: BenchDatabase, redis: boolean, s
   return { server, opsOrigin: `http://127.0.0.1:${opsPort}`, shedding } satisfies OverloadServer;
 }
 
+/** True unless BENCH_OVERLOAD_ONLY names a subset without `part` among parts of its kind. */
+const chosen = (part: string, kind: readonly string[]): boolean => {
+  const only = settings.overloadOnly?.filter((p) => kind.includes(p));
+  return only === undefined || only.length === 0 || only.includes(part);
+};
+const STEP_NAMES = [...FACTORS.map(String), 'noisy'];
+
 /** The steps of one server: the trickle alone (shedding on only), the ladder, then the noisy key at 0.5x. */
 async function ladder(s: OverloadServer, traffic: Traffic, cap: number, label: string): Promise<StepResult[]> {
   const steps: StepResult[] = [];
+  if (!chosen(s.shedding ? 'on' : 'off', ['on', 'off'])) return steps;
   const run = async (factor: number, noisy = false) => {
+    if (factor > 0 && !chosen(noisy ? 'noisy' : String(factor), STEP_NAMES)) return;
     const result = await step(s, traffic, cap, factor, noisy);
     console.log(stepLine(`${label}, shedding ${s.shedding ? 'on' : 'off'}`, result));
     steps.push(result);
@@ -104,7 +113,8 @@ export const overload: Scenario = {
     const reports: SetupReport[] = [];
     pin(process.pid, 'load');
     try {
-      for (const setup of SETUPS) reports.push(await measureSetup(ctx, setup));
+      for (const setup of SETUPS)
+        if (chosen(setup.name, ['sqlite', 'postgres'])) reports.push(await measureSetup(ctx, setup));
     } finally {
       pin(process.pid, 'all');
     }
