@@ -37,8 +37,8 @@ export const settings = {
   /** BENCH_MIXED: only these mixed targets (e.g. `sqlite-0,postgres-10`), with both floors. */
   mixedOnly: list('BENCH_MIXED'),
   /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets, fresh servers each round). */
-  tracingSeconds: number('BENCH_TRACING_SECONDS', 2),
-  tracingRounds: number('BENCH_TRACING_ROUNDS', 3),
+  tracingSeconds: number('BENCH_TRACING_SECONDS', 3),
+  tracingRounds: number('BENCH_TRACING_ROUNDS', 5),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */

@@ -3,11 +3,12 @@
  * workload's four measured one after the other: the baseline (no OTEL variable, so the SDK is not loaded), tracing off
  * (an endpoint and OTEL_SDK_DISABLED=true), and tracing on at 10 % and at 100 % sampling, its spans exported over
  * OTLP/HTTP (protobuf, the default) to a receiver on 127.0.0.1, so export is paid for. Every round starts fresh servers
- * (on the same databases), since one process can sit 10-20 % above another of the same build all its life, and runs in
- * the order opposite to the round before. A module hook logs what each server resolves: the run stops unless the
+ * (on the same databases), since one process can sit 10-20 % above another of the same build all its life; each round
+ * runs the workloads in the order opposite to the round before and each workload's variants rotated one place, so
+ * every variant takes every place. The servers run on CPU 0, this process and the load generators it forks on the
+ * others (a machine of 2 CPUs or more). A module hook logs what each server resolves: the run stops unless the
  * baseline and `off` load no part of the SDK and the traced servers do. Cost = server CPU per answer against the
- * baseline's in the same round; the median over rounds per workload, the geometric mean over workloads, is held to the
- * targets.
+ * baseline's in the same round (tracing-cost.ts: median and spread over rounds).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -17,36 +18,24 @@ import { startOtlpReceiver } from '@animal-store/test-services';
 import { appServer } from '../bench-servers.js';
 import type { BenchDatabase } from '../databases.js';
 import { mixedDatabase, type Provider, variedTargets } from '../mixed-workload.js';
+import { pin } from '../overload-steps.js';
 import { type RoundResult, rounds, type Target } from '../rounds.js';
-import type { Out, RunContext, Scenario } from '../scenario.js';
+import type { RunContext, Scenario } from '../scenario.js';
 import type { RunningServer } from '../servers.js';
 import { settings } from '../settings.js';
-import { fmtInt, median } from '../stats.js';
-import { check, table } from '../table.js';
-
-interface Variant {
-  name: 'baseline' | 'off' | '10' | '100';
-  label: string;
-  /** Most cost allowed against the baseline (a share); `off` must stay below it, the others at or below. */
-  target?: number;
-  /** Whether the SDK is loaded. */
-  sdk: boolean;
-  /** Its OTEL variables besides the endpoint and the service name (every variant but the baseline has those). */
-  env: Record<string, string>;
-}
-
-const VARIANTS: readonly Variant[] = [
-  { name: 'baseline', label: 'no SDK', sdk: false, env: {} },
-  { name: 'off', label: 'off', target: 0.02, sdk: false, env: { OTEL_SDK_DISABLED: 'true' } },
-  {
-    name: '10',
-    label: '10 %',
-    target: 0.05,
-    sdk: true,
-    env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
-  },
-  { name: '100', label: '100 %', target: 0.25, sdk: true, env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
-];
+import { check } from '../table.js';
+import {
+  bound,
+  type Cost,
+  costOf,
+  print,
+  rowOf,
+  spreadOf,
+  type TracingReport,
+  type Variant,
+  VARIANTS,
+  variantOrder,
+} from '../tracing-cost.js';
 
 const PROVIDERS = ['sqlite', 'postgres'] as const;
 
@@ -96,99 +85,41 @@ async function answered(server: RunningServer): Promise<number> {
   return [...counts].reduce((sum, [, value]) => sum + Number(value), 0);
 }
 
-interface Row {
-  workload: string;
-  /** Median server CPU per answer (µs) and req/s by variant. */
-  cpuUs: Record<string, number>;
-  rps: Record<string, number>;
-  /** Median over rounds of the variant's CPU per answer over the baseline's in the same round. */
-  ratio: Record<string, number>;
-}
-
-function rowOf(workload: string, byVariant: Map<string, RoundResult[]>): Row {
-  const base = byVariant.get('baseline')!;
-  const row: Row = { workload, cpuUs: {}, rps: {}, ratio: {} };
-  for (const [variant, results] of byVariant) {
-    row.cpuUs[variant] = median(results.map((r) => r.serverCpuUsPerRequest));
-    row.rps[variant] = median(results.map((r) => r.rps));
-    row.ratio[variant] = median(results.map((r, i) => r.serverCpuUsPerRequest / base[i]!.serverCpuUsPerRequest));
-  }
-  return row;
-}
-
-const geomean = (values: number[]) => Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
-/** A variant's cost: the geometric mean over workloads of its median ratio to the baseline, less one. */
-function costOf(v: Variant, rows: Row[]) {
-  const cost = geomean(rows.map((row) => row.ratio[v.name]!)) - 1;
-  return { variant: v.name, cost, target: v.target!, met: v.name === 'off' ? cost < v.target! : cost <= v.target! };
-}
-
-const bound = (v: Variant) => `${v.name === 'off' ? '<' : '<='} ${(v.target! * 100).toFixed(0)} %`;
-const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)} %`;
-
-interface TracingReport {
-  baseline: string;
-  load: number[];
-  rows: Row[];
-  costs: { variant: string; cost: number; target: number; met: boolean }[];
-  spansPerAnswer: Record<string, number>;
-}
-
-function print(out: Out, r: TracingReport): void {
-  out(`\nTracing cost per server CPU-second (baseline: ${r.baseline}):`);
-  out(`load average (1, 5, 15 min) before: ${r.load.slice(0, 3).join(', ')}; after: ${r.load.slice(3).join(', ')}\n`);
-  const others = VARIANTS.slice(1);
-  out(
-    table(
-      ['workload', 'no SDK CPU/req', ...others.map((v) => `${v.label} CPU/req (cost)`), 'req/s no SDK -> 100 %'],
-      r.rows.map((row) => [
-        row.workload,
-        `${row.cpuUs['baseline']!.toFixed(0)} µs`,
-        ...others.map((v) => `${row.cpuUs[v.name]!.toFixed(0)} µs (${pct(row.ratio[v.name]!)})`),
-        `${fmtInt(row.rps['baseline']!)} -> ${fmtInt(row.rps['100']!)}`,
-      ]),
-    ),
-  );
-  out('');
-  out(
-    table(
-      ['tracing', 'cost (geometric mean)', 'target', 'spans per answer'],
-      r.costs.map((c) => {
-        const v = VARIANTS.find((x) => x.name === c.variant)!;
-        const spans = r.spansPerAnswer[c.variant];
-        return [v.label, pct(1 + c.cost), `${bound(v)} ${check(c.met)}`, spans === undefined ? '' : spans.toFixed(2)];
-      }),
-    ),
-  );
-}
-
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
-/** Fresh servers, and their targets: each chosen workload (BENCH_MIXED) under the four variants, one after the other. */
+/** Fresh servers (each pinned to CPU 0), and their targets: each chosen workload (BENCH_MIXED) under every variant. */
 async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[]) {
-  const targets: Measured[] = [];
+  const targets: Measured[][] = [];
   for (const provider of PROVIDERS) {
     const byVariant: Target[][] = [];
     for (const variant of VARIANTS) {
       const { db, keys } = dbs.get(`${variant.name}-${provider}`)!;
       const server = await serverOf(provider, variant, db, dir, endpoint);
+      pin(server.pid, 'server');
       servers.push(server);
       byVariant.push(variedTargets(provider, server, keys));
     }
     byVariant[0]!.forEach((workload, w) => {
       if (settings.mixedOnly && !settings.mixedOnly.includes(workload.name)) return;
-      VARIANTS.forEach((variant, v) =>
-        targets.push({
+      targets.push(
+        VARIANTS.map((variant, v) => ({
           ...byVariant[v]![w]!,
           name: `${variant.name}:${workload.name}`,
           label: `${workload.label}, ${variant.label}`,
           workload: workload.label,
           variant: variant.name,
-        }),
+        })),
       );
     });
   }
   return targets;
+}
+
+/** Round `round`'s order: the workloads forwards or backwards, each one's variants in the round's rotation. */
+function ordered(workloads: Measured[][], round: number): Measured[] {
+  const order = variantOrder(round);
+  const ws = round % 2 ? [...workloads].reverse() : workloads;
+  return ws.flatMap((w) => order.map((v) => w.find((t) => t.variant === v.name)!));
 }
 
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
@@ -206,14 +137,14 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
   const { tracingSeconds: seconds, tracingRounds, connections } = settings;
   const results = new Map<string, RoundResult[]>();
   const answers = new Map<string, number>();
-  let targets: Measured[] = [];
+  let workloads: Measured[][] = [];
   for (let round = 0; round < tracingRounds; round++) {
     const servers: RunningServer[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
     try {
-      targets = await targetsOf(dbs, dir, endpoint, servers);
+      workloads = await targetsOf(dbs, dir, endpoint, servers);
       console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
-      const measured = await rounds(round % 2 ? [...targets].reverse() : targets, { seconds, rounds: 1, connections });
+      const measured = await rounds(ordered(workloads, round), { seconds, rounds: 1, connections });
       for (const [name, [result]] of measured) results.set(name, [...(results.get(name) ?? []), result!]);
       for (const server of servers)
         answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
@@ -222,11 +153,9 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const rows = [...new Set(targets.map((t) => t.workload))].map((workload) => {
-    const of = targets.filter((t) => t.workload === workload);
-    return rowOf(workload, new Map(of.map((t) => [t.variant, results.get(t.name)!])));
-  });
-  return { rows, spansPerAnswer: spansPerAnswer(answers, counts()) };
+  const byWorkload = workloads.map((w) => new Map(w.map((t) => [t.variant, results.get(t.name)!])));
+  const rows = workloads.map((w, i) => rowOf(w[0]!.workload, byWorkload[i]!));
+  return { rows, byWorkload, spansPerAnswer: spansPerAnswer(answers, counts()) };
 }
 
 export const tracing: Scenario = {
@@ -235,25 +164,28 @@ export const tracing: Scenario = {
   alone: true,
   async run(ctx) {
     const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s`;
-    console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % on each workload in turn`);
+    console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % on each workload, rotated`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
+    pin(process.pid, 'load'); // the load generators it forks (and the receiver) on the CPUs the servers are not on
     try {
-      const { rows, spansPerAnswer } = await measureCost(ctx, receiver.url, () => receiver.counts());
-      const costs = VARIANTS.slice(1).map((v) => costOf(v, rows));
+      const { rows, byWorkload, spansPerAnswer } = await measureCost(ctx, receiver.url, () => receiver.counts());
+      const costs = VARIANTS.slice(1).map((v) => costOf(v, byWorkload));
       const report: TracingReport = {
         baseline: 'this build with no OTEL variable (no SDK module resolved, checked)',
+        node: process.versions.node,
         load: [...loadBefore, ...loadavg()].map((l) => +l.toFixed(2)),
         rows,
         costs,
         spansPerAnswer,
       };
-      const verdict = (c: (typeof costs)[number]) => {
+      const verdict = (c: Cost) => {
         const v = VARIANTS.find((x) => x.name === c.variant)!;
-        return `#22 tracing ${v.label} costs ${bound(v)} per server CPU-second: ${pct(1 + c.cost)} -> ${check(c.met)}`;
+        return `#22 tracing ${v.label} costs ${bound(v)} per server CPU-second: ${spreadOf(c)} -> ${check(c.met)}`;
       };
       return { json: { tracing: report }, print: (out) => print(out, report), targets: costs.map(verdict) };
     } finally {
+      pin(process.pid, 'all');
       await receiver.close();
     }
   },
