@@ -17,7 +17,7 @@ export async function startTracing(config: Pick<Config, 'tracing'>, logger: Logg
   if (!tracing.enabled) return undefined;
   const sdk = await import('../telemetry/sdk.js');
   const runtime = await sdk.startTracing(tracing, SERVICE, logger);
-  useTracer(runtime.tracer);
+  useTracer(runtime.tracer, runtime.sampling);
   logger.info({ protocol: tracing.protocol, sampler: tracing.sampler }, 'tracing: spans exported over OTLP');
   return {
     async shutdown() {

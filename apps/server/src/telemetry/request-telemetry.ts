@@ -2,6 +2,7 @@ import { adminContract, contract } from '@animal-store/contract';
 import {
   type Attributes,
   context,
+  type Context,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -11,14 +12,15 @@ import {
 } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
 import type { Metrics } from './metrics.js';
-import { activeTracer } from './spans.js';
+import { requestSampling } from './spans.js';
 
 /**
  * The telemetry of one request: the request-duration and per-operation metrics when it finishes, and, with tracing
  * on, one SERVER span by the stable HTTP conventions, continuing an incoming W3C `traceparent`/`tracestate`. A manual
  * span here, rather than the http/express auto-instrumentation, because the server builds its own request and response
  * objects and pre-serialised bodies (http/ fast paths) that the patches would miss or slow down; here it is one object
- * per sampled request and exact attributes. Never recorded: headers (Authorization), the query, bodies.
+ * per sampled request and exact attributes. The sampler decides first (spans.ts RequestSampling): an unsampled request
+ * keeps only its trace id, for its log line. Never recorded: headers (Authorization), the query, bodies.
  */
 
 /** Methods the conventions name; any other is `_OTHER`, so labels and attributes stay bounded. */
@@ -38,8 +40,11 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own way to extend its request and response
   namespace Express {
     interface Request {
-      /** The request's SERVER span (tracing on), sampled or not: its ids go on the log line. */
-      span?: Span;
+      /**
+       * With tracing on, the request's trace: its SERVER span when sampled, else the id of the trace it continues or
+       * began (one property either way, set on every request). Its ids go on the log line.
+       */
+      trace?: Span | string;
     }
     interface Response {
       /** Why a 5xx answer failed (a dependency-failure reason): the `error.type` of its metric and span. */
@@ -49,29 +54,38 @@ declare global {
 }
 
 /**
- * Starts the request's span (tracing on) and runs the rest of the chain in its context when it is sampled. The span
- * starts with the method and path only: the samplers OTEL_TRACES_SAMPLER configures decide on the trace id and the
- * parent, so the other attributes are worked out for sampled requests alone.
+ * Begins the request's trace (tracing on) and runs the rest of the chain in its span's context when it is sampled. The
+ * configured sampler decides on the incoming parent (extracted only when the request carries one) and the trace id
+ * alone, as the SDK would at the span's start; only a sampled request gets a span, its attributes and a context.
  */
 export function beginRequest(req: Request, metrics: Metrics, next: () => void): void {
   const method = methodOf(req.method);
   metrics.activeRequests.inc({ http_request_method: method });
-  const tracer = activeTracer();
-  if (!tracer) return next();
-  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  const span = tracer.startSpan(
-    method === '_OTHER' ? 'HTTP' : req.method,
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': req.path } },
-    parent,
-  );
-  req.span = span;
-  if (!span.isRecording()) return next();
-  span.setAttributes(requestAttributes(req));
+  const sampling = requestSampling();
+  if (!sampling) return next();
+  const parent = parentOf(req);
+  const traceId = trace.getSpanContext(parent)?.traceId ?? sampling.traceId();
+  const name = method === '_OTHER' ? 'HTTP' : req.method;
+  if (!sampling.sampled(parent, traceId, name)) {
+    req.trace = traceId;
+    return next();
+  }
+  const attributes = { 'http.request.method': method, 'url.path': req.path, ...requestAttributes(req) };
+  const span = sampling.start(name, { kind: SpanKind.SERVER, attributes }, parent, traceId);
+  req.trace = span;
   const active = trace.setSpan(parent, span);
   // A body's events come from the socket, outside this context: bound, the handlers after them keep it.
   if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)
     context.bind(active, req);
   context.with(active, next);
+}
+
+/** The incoming W3C trace context and baggage (the configured propagators), ROOT_CONTEXT when the request has none. */
+function parentOf(req: Request): Context {
+  const { headers } = req;
+  return headers.traceparent === undefined && headers.baggage === undefined
+    ? ROOT_CONTEXT
+    : propagation.extract(ROOT_CONTEXT, headers);
 }
 
 /** The HTTP conventions' attributes of a request besides its method and path (never a header but the user agent). */
@@ -108,10 +122,9 @@ export function endRequest(req: Request, res: Response, metrics: Metrics, second
     ...(route !== undefined && { http_route: route }),
     ...(errorType !== undefined && { error_type: errorType }),
   };
-  const span = req.span;
-  const sampled = span?.isRecording() === true;
+  const span = typeof req.trace === 'object' ? req.trace : undefined;
   metrics.requestDuration.observe(
-    sampled ? { labels, value: seconds, exemplarLabels: exemplarOf(span) as never } : { labels, value: seconds },
+    span ? { labels, value: seconds, exemplarLabels: exemplarOf(span) as never } : { labels, value: seconds },
   );
   if (API_PATH.test(req.originalUrl)) {
     metrics.operationDuration.observe(
@@ -136,10 +149,16 @@ export function endRequest(req: Request, res: Response, metrics: Metrics, second
   span.end();
 }
 
-/** The log line's trace fields: the ids of the request's span (sampled or not), absent with tracing off. */
+/**
+ * The log line's trace fields, absent with tracing off: the sampled request's span ids, or an unsampled one's trace id
+ * and a span id of its own (made only for a line that is logged).
+ */
 export function traceFields(req: Request): { trace_id: string; span_id: string } | undefined {
-  const spanContext = req.span?.spanContext();
-  return spanContext && { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+  const { trace: traced } = req;
+  if (traced === undefined) return undefined;
+  if (typeof traced === 'string') return { trace_id: traced, span_id: requestSampling()?.spanId() ?? '' };
+  const { traceId, spanId } = traced.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 function exemplarOf(span: Span): { trace_id: string; span_id: string } {

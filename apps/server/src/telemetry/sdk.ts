@@ -8,9 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   context,
+  type Context,
   diag,
   DiagLogLevel,
   propagation,
+  SpanKind,
   trace,
   type TextMapPropagator,
   type Tracer,
@@ -29,7 +31,9 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
+  SamplingDecision,
   type SpanExporter,
   TraceIdRatioBasedSampler,
   TracerProvider,
@@ -37,11 +41,14 @@ import {
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
 import type { Logger } from '../logger.js';
+import type { RequestSampling } from './spans.js';
 
 export const TRACER_NAME = '@animal-store/server';
 
 export interface TracingRuntime {
   readonly tracer: Tracer;
+  /** How a request's trace begins: sampled first, a span only when sampled. */
+  readonly sampling: RequestSampling;
   /** Exports what is still queued, then unregisters everything (idempotent). */
   shutdown(): Promise<void>;
 }
@@ -70,9 +77,12 @@ export async function startTracing(
     'service.version': service.version,
     'service.instance.id': randomUUID(),
   }).merge(detectResources({ detectors: [hostDetector, processDetector, envDetector] }));
+  const sampler = samplerOf(config.sampler);
+  const ids = new PresetIdGenerator();
   const provider = new TracerProvider({
     resource,
-    sampler: samplerOf(config.sampler),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch })],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -84,8 +94,10 @@ export async function startTracing(
   prisma.enable();
 
   let stopped: Promise<void> | undefined;
+  const tracer = provider.getTracer(TRACER_NAME);
   return {
-    tracer: provider.getTracer(TRACER_NAME),
+    tracer,
+    sampling: requestSampling(tracer, sampler, ids),
     shutdown() {
       stopped ??= (async () => {
         prisma.disable();
@@ -96,6 +108,41 @@ export async function startTracing(
         diag.disable();
       })();
       return stopped;
+    },
+  };
+}
+
+/** The SDK's random ids, except the trace id of a root span the request sampling decided on (`preset`, used once). */
+class PresetIdGenerator extends RandomIdGenerator {
+  preset: string | undefined;
+  override generateTraceId(): string {
+    const id = this.preset ?? super.generateTraceId();
+    this.preset = undefined;
+    return id;
+  }
+}
+
+/** No attribute is given to the request's sampling: none of the samplers OTEL_TRACES_SAMPLER names reads them. */
+const NO_ATTRIBUTES = Object.freeze({});
+
+/**
+ * The request sampling on the provider's own sampler and ids: the decision is the one the SDK makes when the span
+ * starts (the same sampler on the same parent and trace id), taken first, so an unsampled request never starts one.
+ */
+function requestSampling(tracer: Tracer, sampler: Sampler, ids: PresetIdGenerator): RequestSampling {
+  return {
+    traceId: () => ids.generateTraceId(),
+    spanId: () => ids.generateSpanId(),
+    sampled: (parent: Context, traceId: string, name: string) =>
+      sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision !==
+      SamplingDecision.NOT_RECORD,
+    start(name, options, parent, traceId) {
+      ids.preset = traceId;
+      try {
+        return tracer.startSpan(name, options, parent);
+      } finally {
+        ids.preset = undefined;
+      }
     },
   };
 }

@@ -1,6 +1,7 @@
 import {
   context,
   type Attributes,
+  type Context,
   type Link,
   type Span,
   type SpanContext,
@@ -16,14 +17,38 @@ import {
  * so unsampled requests pay for no child span either, nor for its attributes when they are given lazily.
  */
 let tracer: Tracer | undefined;
+let heads: RequestSampling | undefined;
 
-/** Set by main.ts when tracing starts (and by tests); undefined turns every helper back into a pass-through. */
-export function useTracer(value: Tracer | undefined): void {
+/**
+ * How a request's trace begins (sdk.ts): the configured sampler decides on the request's trace id and incoming parent
+ * before any span exists, so an unsampled request makes no span, context or attribute at all.
+ */
+export interface RequestSampling {
+  /** A new trace id, for a request that continues no trace. */
+  traceId(): string;
+  /** A new span id (an unsampled request's, for its log line). */
+  spanId(): string;
+  /** Whether a SERVER span named `name` in trace `traceId`, continuing `parent` (ROOT_CONTEXT for none), is sampled. */
+  sampled(parent: Context, traceId: string, name: string): boolean;
+  /** The SERVER span of a sampled request, in trace `traceId`: the one sampled() decided on. */
+  start(name: string, options: SpanOptions, parent: Context, traceId: string): Span;
+}
+
+/**
+ * Set when tracing starts (lifecycle/tracing.ts, and tests); undefined turns every helper back into a pass-through.
+ * Without `sampling` requests get no SERVER span (helpers' tests).
+ */
+export function useTracer(value: Tracer | undefined, sampling?: RequestSampling): void {
   tracer = value;
+  heads = value && sampling;
 }
 
 export function activeTracer(): Tracer | undefined {
   return tracer;
+}
+
+export function requestSampling(): RequestSampling | undefined {
+  return heads;
 }
 
 /** The active span's context when it is sampled: what shared work links to. */
