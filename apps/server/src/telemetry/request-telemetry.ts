@@ -12,7 +12,7 @@ import {
 } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
 import type { Metrics } from './metrics.js';
-import { requestSampling } from './spans.js';
+import { addAttributes, requestSampling } from './spans.js';
 
 /**
  * The telemetry of one request: the request-duration and per-operation metrics when it finishes, and, with tracing
@@ -70,8 +70,8 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
     req.trace = traceId;
     return next();
   }
-  const attributes = { 'http.request.method': method, 'url.path': req.path, ...requestAttributes(req) };
-  const span = sampling.start(name, { kind: SpanKind.SERVER, attributes }, parent, traceId);
+  const span = sampling.start(name, { kind: SpanKind.SERVER }, parent, traceId);
+  addAttributes(span, { 'http.request.method': method, 'url.path': req.path, ...requestAttributes(req) });
   req.trace = span;
   const active = trace.setSpan(parent, span);
   // A body's events come from the socket, outside this context: bound, the handlers after them keep it.
@@ -137,15 +137,13 @@ export function endRequest(req: Request, res: Response, metrics: Metrics, second
     );
   }
   if (!span) return;
-  if (status !== undefined) span.setAttribute('http.response.status_code', status);
-  if (route !== undefined) {
-    span.setAttribute('http.route', route);
-    span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
-  }
-  if (errorType !== undefined) {
-    span.setAttribute('error.type', errorType);
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
+  addAttributes(span, {
+    ...(status !== undefined && { 'http.response.status_code': status }),
+    ...(route !== undefined && { 'http.route': route }),
+    ...(errorType !== undefined && { 'error.type': errorType }),
+  });
+  if (route !== undefined) span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
+  if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }
 

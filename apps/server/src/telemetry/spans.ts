@@ -10,6 +10,7 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 
 /**
  * The server's own spans. With tracing off (no tracer set: the SDK not even loaded) every helper is one check and
@@ -71,12 +72,32 @@ const optionsOf = (options: LazySpanOptions) => (typeof options === 'function' ?
 const recording = () => tracer !== undefined && trace.getActiveSpan()?.isRecording() === true;
 
 /**
+ * Adds attributes to a recording span. The server's attributes are strings and numbers by construction, so they go
+ * straight into the span's record (ReadableSpan.attributes, what the exporter reads) rather than through the SDK's
+ * check of every value, which allocates on each; a span without that record gets them through setAttributes.
+ */
+export function addAttributes(span: Span, attributes: Attributes): void {
+  const record = (span as Partial<ReadableSpan>).attributes;
+  if (record) Object.assign(record, attributes);
+  else span.setAttributes(attributes);
+}
+
+/** A span started with `options`, its attributes added after the start (addAttributes) rather than checked twice. */
+function started(name: string, { kind, attributes, links }: SpanOptions, parent?: Context): Span {
+  const span = tracer!.startSpan(name, { kind, links }, parent);
+  if (attributes) addAttributes(span, attributes);
+  return span;
+}
+
+/**
  * Runs `work` in a child span of the active one (when sampled), ending it when the result settles; a thrown error or
  * rejection sets `error.type` (its `code`, else its class name) and the ERROR status, and passes on unchanged.
  */
 export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
   if (!recording()) return work(undefined);
-  return tracer!.startActiveSpan(name, optionsOf(options), (span) => settle(span, () => work(span)));
+  const active = context.active();
+  const span = started(name, optionsOf(options), active);
+  return context.with(trace.setSpan(active, span), () => settle(span, () => work(span)));
 }
 
 /**
@@ -85,7 +106,7 @@ export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: S
  */
 export function inLeafSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
   if (!recording()) return work(undefined);
-  const span = tracer!.startSpan(name, optionsOf(options));
+  const span = started(name, optionsOf(options));
   return settle(span, () => work(span));
 }
 
@@ -121,7 +142,7 @@ export function sharedSpan(
   const [first] = sampled;
   if (!first) return undefined;
   const options = optionsOf(lazyOptions);
-  return tracer.startSpan(
+  return started(
     name,
     { ...options, links: [...(options.links ?? []), ...sampled.map((member) => ({ context: member }))] },
     trace.setSpanContext(context.active(), first),
@@ -138,7 +159,7 @@ export function endSpan(span: Span | undefined, error?: unknown): void {
 export function failed(span: Span, error: unknown): void {
   const code = (error as { code?: unknown } | undefined)?.code;
   const type = typeof code === 'string' ? code : error instanceof Error ? error.constructor.name : '_OTHER';
-  span.setAttribute('error.type', type);
+  addAttributes(span, { 'error.type': type });
   span.setStatus({ code: SpanStatusCode.ERROR, message: type });
 }
 

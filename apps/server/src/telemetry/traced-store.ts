@@ -1,7 +1,7 @@
 import type { RateLimitStore, StoreRequest, StoreResult } from '@animal-store/rate-limit';
 import type { Span } from '@opentelemetry/api';
 import { dbWork, type DbOperation } from './db-telemetry.js';
-import { activeTracer, inLeafSpan, inSpan } from './spans.js';
+import { activeTracer, addAttributes, inLeafSpan, inSpan } from './spans.js';
 
 /**
  * The rate limiter's work in traces: each decision an INTERNAL `rate_limit` span (which store answered, and how), and
@@ -11,10 +11,11 @@ import { activeTracer, inLeafSpan, inSpan } from './spans.js';
 export function tracedDecisions(store: RateLimitStore): RateLimitStore {
   if (!activeTracer()) return store;
   const described = (span: Span | undefined, result: StoreResult) => {
-    span?.setAttributes({
-      'animal_store.rate_limit.store': result.source,
-      'animal_store.rate_limit.outcome': result.outcome,
-    });
+    if (span)
+      addAttributes(span, {
+        'animal_store.rate_limit.store': result.source,
+        'animal_store.rate_limit.outcome': result.outcome,
+      });
     return result;
   };
   const consumeSync = store.consumeSync?.bind(store);
