@@ -100,7 +100,9 @@ describe('loadConfig', () => {
         maxDbWaiting: 50,
         minInFlight: 8,
       },
+      hold: { ms: 1000, maxSockets: 1000 },
     });
+    expect(config.livenessStallMs).toBe(5000);
     expect(config.concurrency).toEqual({ scope: 'replica', leaseMs: 60_000 });
     expect(config.opsPort).toBeUndefined();
     const changed = loadConfig({
@@ -109,8 +111,12 @@ describe('loadConfig', () => {
       LOAD_SHED_MAX_IN_FLIGHT: '0',
       CONCURRENCY_LIMITS: 'shared',
       OPS_PORT: '9464',
+      REFUSAL_HOLD_MS: '0',
+      LIVENESS_STALL_MS: '2000',
     });
     expect(changed.loadShedding.enabled).toBe(false);
+    expect(changed.loadShedding.hold).toEqual({ ms: 0, maxSockets: 1000 });
+    expect(changed.livenessStallMs).toBe(2000);
     expect(changed.loadShedding.thresholds.eventLoopUtilization).toBe(0.75);
     expect(changed.loadShedding.thresholds.maxInFlight).toBe(0);
     expect(changed.concurrency.scope).toBe('shared');
