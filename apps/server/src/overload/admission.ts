@@ -14,12 +14,17 @@ export const SHED_RETRY_AFTER_SECONDS = 1;
 const SHED_BODY = Buffer.from(
   JSON.stringify(errorBody('service_unavailable', 'The service is overloaded; retry after the Retry-After delay')),
 );
-const SHED_HEADERS = {
-  'Content-Type': 'application/json; charset=utf-8',
-  'Content-Length': String(SHED_BODY.length),
-  'Retry-After': String(SHED_RETRY_AFTER_SECONDS),
-  'Cache-Control': 'no-store',
-};
+/** A flat list of names and values: writeHead takes it as is, with no object to walk or header map to fill. */
+const SHED_HEADERS = [
+  'Content-Type',
+  'application/json; charset=utf-8',
+  'Content-Length',
+  String(SHED_BODY.length),
+  'Retry-After',
+  String(SHED_RETRY_AFTER_SECONDS),
+  'Cache-Control',
+  'no-store',
+];
 
 /** Requests the first gate let through without knowing their plan: the second decides after the key lookup. */
 const undecided = new WeakSet<IncomingMessage>();

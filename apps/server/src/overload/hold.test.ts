@@ -18,14 +18,14 @@ describe('RefusalHold', () => {
   beforeEach(() => void vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] }));
   afterEach(() => void vi.useRealTimers());
 
-  it('sends a refusal once its hold is over, not before', () => {
+  it('sends a refusal once its hold is over (in its second half), not before', () => {
     const hold = new RefusalHold({ ms: 1000, maxSockets: 10 });
     const { res, written } = response();
     hold.answer(res, 429, {}, 'x');
-    vi.advanceTimersByTime(900);
+    vi.advanceTimersByTime(450);
     expect(written).toEqual([]);
     expect(hold.held).toBe(1);
-    vi.advanceTimersByTime(200);
+    vi.advanceTimersByTime(650);
     expect(written).toEqual([429]);
     expect(hold.held).toBe(0);
   });

@@ -8,7 +8,6 @@ interface Held {
   readonly status: number;
   readonly headers: OutgoingHttpHeaders;
   readonly body: Buffer | string;
-  readonly due: number;
 }
 
 export interface HoldSettings {
@@ -24,28 +23,37 @@ export interface HoldSettings {
  * costs the process one cheap refusal per connection and hold, instead of refusals as fast as the CPU can make them.
  * Held answers are not requests in flight: they hold a socket and a queue entry, no slot and no work. Past
  * `maxSockets` held at once, a refusal is sent at once, so the hold never becomes the process's own memory problem. One
- * timer serves the whole queue (every answer is held equally long, so the queue is in order of its due times).
+ * timer serves them all.
  */
 export class RefusalHold {
-  #queue: Held[] = [];
-  #head = 0;
+  /** Held answers by the tick they are due at (a tick is TICK_MS): a timing wheel of a few buckets. */
+  readonly #due = new Map<number, Held[]>();
+  #held = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly settings: HoldSettings) {}
 
   /** Refusals held now. */
   get held(): number {
-    return this.#queue.length - this.#head;
+    return this.#held;
   }
 
-  /** Sends the refusal after the hold (at most `maxMs`), or at once when holding is off or full. */
+  /**
+   * Sends the refusal after the hold (at most `maxMs`), or at once when holding is off or full. The hold is drawn
+   * from its second half at random: a herd of refusals made at once (a closed loop's connections) comes back spread
+   * out, so its next requests do not arrive in one burst that makes the loop late for everyone else.
+   */
   answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: Buffer | string, maxMs = Infinity) {
     const ms = Math.min(this.settings.ms, maxMs);
-    if (ms <= 0 || this.held >= this.settings.maxSockets) {
-      send({ res, status, headers, body, due: 0 });
+    if (ms <= 0 || this.#held >= this.settings.maxSockets) {
+      send({ res, status, headers, body });
       return;
     }
-    this.#queue.push({ res, status, headers, body, due: performance.now() + ms });
+    const tick = Math.floor((performance.now() + ms * (0.5 + 0.5 * Math.random())) / TICK_MS);
+    const bucket = this.#due.get(tick);
+    if (bucket === undefined) this.#due.set(tick, [{ res, status, headers, body }]);
+    else bucket.push({ res, status, headers, body });
+    this.#held++;
     this.#timer ??= setInterval(() => this.#flush(performance.now()), TICK_MS).unref();
   }
 
@@ -55,16 +63,16 @@ export class RefusalHold {
   }
 
   #flush(now: number): void {
-    const queue = this.#queue;
-    while (this.#head < queue.length && queue[this.#head]!.due <= now) send(queue[this.#head++]!);
-    if (this.#head === queue.length) {
-      this.#queue = [];
-      this.#head = 0;
+    const current = now / TICK_MS;
+    for (const [tick, bucket] of this.#due) {
+      if (tick > current) continue;
+      this.#due.delete(tick);
+      this.#held -= bucket.length;
+      for (const held of bucket) send(held);
+    }
+    if (this.#held === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
-    } else if (this.#head > 1024 && this.#head * 2 > queue.length) {
-      this.#queue = queue.slice(this.#head);
-      this.#head = 0;
     }
   }
 }

@@ -28,6 +28,12 @@ interface Lineage {
   answer?: { headers: OutgoingHttpHeaders; body: string };
 }
 
+/** A ban the limiter decided, and its answer as of one second (made again when the second changes). */
+interface Ban {
+  readonly decision: RateLimitDecision;
+  answer?: { second: number; headers: OutgoingHttpHeaders; body: string };
+}
+
 /** Bans remembered at most (the oldest is forgotten past it: its next request takes the normal path). */
 const MAX_BANS = 10_000;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -45,7 +51,7 @@ const RETRY_AFTER_MS = CONCURRENCY_RETRY_AFTER_SECONDS * 1000;
  */
 export class KeyDoor {
   readonly #lineages = new Map<string, Lineage>();
-  readonly #bans = new Map<string, RateLimitDecision>();
+  readonly #bans = new Map<string, Ban>();
   #full = 0;
 
   constructor(private readonly options: KeyDoorOptions) {}
@@ -59,7 +65,7 @@ export class KeyDoor {
     const identity = rateLimitIdentityOf(key);
     const ban = this.#bans.get(identity.key);
     if (ban !== undefined) {
-      if (ban.banUntil! > this.options.now()) return this.#refuseBanned(res, ban, key.plan);
+      if (ban.decision.banUntil! > this.options.now()) return this.#refuseBanned(res, ban, key.plan);
       this.#bans.delete(identity.key);
     }
     const lineage = this.#lineages.get(identity.key);
@@ -96,7 +102,7 @@ export class KeyDoor {
     if (decision.reason !== 'banned' || decision.banUntil === null) return;
     this.#bans.delete(identity.key);
     if (this.#bans.size >= MAX_BANS) this.#bans.delete(this.#bans.keys().next().value!);
-    this.#bans.set(identity.key, decision);
+    this.#bans.set(identity.key, { decision });
   }
 
   #update(lineage: Lineage): void {
@@ -105,12 +111,16 @@ export class KeyDoor {
     lineage.full = full;
   }
 
-  #refuseBanned(res: ServerResponse, ban: RateLimitDecision, plan: PlanName): boolean {
+  #refuseBanned(res: ServerResponse, ban: Ban, plan: PlanName): boolean {
     const now = this.options.now();
-    const retryAfterSeconds = Math.max(1, Math.ceil((ban.banUntil! - now) / 1000));
-    const current: RateLimitDecision = { ...ban, now, retryAfterSeconds, banStarted: false };
-    const headers = { ...rateLimitHeaders(current), 'Content-Type': JSON_TYPE, 'Cache-Control': 'private, no-cache' };
-    this.options.hold.answer(res, 429, headers, JSON.stringify(rateLimitErrorBody(current)));
+    const second = Math.floor(now / 1000);
+    if (ban.answer?.second !== second) {
+      const retryAfterSeconds = Math.max(1, Math.ceil((ban.decision.banUntil! - now) / 1000));
+      const current: RateLimitDecision = { ...ban.decision, now, retryAfterSeconds, banStarted: false };
+      const headers = { ...rateLimitHeaders(current), 'Content-Type': JSON_TYPE, 'Cache-Control': 'private, no-cache' };
+      ban.answer = { second, headers, body: JSON.stringify(rateLimitErrorBody(current)) };
+    }
+    this.options.hold.answer(res, 429, ban.answer.headers, ban.answer.body);
     this.options.onRefused?.('banned', plan);
     return true;
   }
