@@ -25,6 +25,7 @@ export class SaturationMonitor {
   #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, own: false };
   #timer: NodeJS.Timeout | undefined;
   #elu: EventLoopUtilization | undefined;
+  #cpu: { usage: NodeJS.CpuUsage; at: number } | undefined;
   readonly #sampleMs: number;
 
   constructor(private readonly options: MonitorOptions) {
@@ -44,6 +45,7 @@ export class SaturationMonitor {
   start(): void {
     if (this.#timer !== undefined) return;
     this.#elu = performance.eventLoopUtilization();
+    this.#cpu = { usage: process.cpuUsage(), at: performance.now() };
     this.#arm();
   }
 
@@ -65,8 +67,12 @@ export class SaturationMonitor {
     const due = performance.now() + this.#sampleMs;
     this.#timer = setTimeout(() => {
       const elu = performance.eventLoopUtilization();
-      const utilization = performance.eventLoopUtilization(elu, this.#elu).utilization;
-      this.#elu = elu;
+      const cpu = { usage: process.cpuUsage(), at: performance.now() };
+      const utilization = ownUtilization(
+        performance.eventLoopUtilization(elu, this.#elu).utilization,
+        cpuShare(cpu, this.#cpu!),
+      );
+      [this.#elu, this.#cpu] = [elu, cpu];
       this.sample({
         eventLoopDelayMs: Math.max(0, performance.now() - due),
         eventLoopUtilization: utilization,
@@ -77,4 +83,21 @@ export class SaturationMonitor {
     }, this.#sampleMs);
     this.#timer.unref();
   }
+}
+
+/** Share of one CPU the process used between two readings (user and system time over wall time). */
+function cpuShare(now: { usage: NodeJS.CpuUsage; at: number }, before: { usage: NodeJS.CpuUsage; at: number }) {
+  const used = now.usage.user - before.usage.user + now.usage.system - before.usage.system;
+  return now.at > before.at ? used / 1000 / (now.at - before.at) : 0;
+}
+
+/**
+ * The utilization signal: the event loop's, but no more than the CPU the process really used. A loop is "busy" for
+ * event-loop utilization from the moment it has work until it waits for I/O again, including the time the operating
+ * system runs something else on its CPU (a neighbour's work, a throttled quota): that time is not the process's own
+ * load, and shedding cannot win it back, since a shed answer costs CPU too. Taking the lower of the two counts only
+ * the work the process itself did.
+ */
+export function ownUtilization(eventLoopUtilization: number, cpuShare: number): number {
+  return Math.min(eventLoopUtilization, cpuShare);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SaturationMonitor } from './monitor.js';
+import { ownUtilization, SaturationMonitor } from './monitor.js';
 import {
   nextLevel,
   pressureOf,
@@ -109,6 +109,11 @@ describe('nextLevel', () => {
 });
 
 describe('SaturationMonitor', () => {
+  it('counts as utilization only the CPU the process used: time a neighbour ran is not its load', () => {
+    expect(ownUtilization(0.97, 0.6)).toBe(0.6);
+    expect(ownUtilization(0.5, 0.8)).toBe(0.5);
+  });
+
   it('tells when shedding starts and stops, once each, and reports every sample', () => {
     const onShedding = vi.fn();
     const onSample = vi.fn();
