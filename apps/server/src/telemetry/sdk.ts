@@ -79,18 +79,21 @@ export async function startTracing(
   }).merge(detectResources({ detectors: [hostDetector, processDetector, envDetector] }));
   const sampler = samplerOf(config.sampler);
   const ids = new PresetIdGenerator();
-  const provider = new TracerProvider({
+  const spanProcessors = [new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch })];
+  const provider = new TracerProvider({ resource, sampler, idGenerator: ids, spanProcessors });
+  // Prisma's spans only inside a sampled request: an unsampled request runs in no span's context, so its key lookup
+  // would otherwise begin a trace of its own, sampled by the ratio, with no request above it.
+  const prismaProvider = new TracerProvider({
     resource,
-    sampler,
-    idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch })],
+    sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    spanProcessors,
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(propagatorOf(config.propagators));
   trace.setGlobalTracerProvider(provider);
   const prisma = new PrismaInstrumentation();
-  prisma.setTracerProvider(provider);
+  prisma.setTracerProvider(prismaProvider);
   prisma.enable();
 
   let stopped: Promise<void> | undefined;
@@ -101,7 +104,7 @@ export async function startTracing(
     shutdown() {
       stopped ??= (async () => {
         prisma.disable();
-        await provider.shutdown();
+        await Promise.all([provider.shutdown(), prismaProvider.shutdown()]);
         trace.disable();
         propagation.disable();
         context.disable();

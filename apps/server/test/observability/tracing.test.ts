@@ -159,3 +159,42 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
   for (const secret of [key, ADMIN_TOKEN, PET_NAME]) expect(exported).not.toContain(secret);
   expect(exported.toLowerCase()).not.toContain('authorization');
 }, 90_000);
+
+it("records Prisma's spans only inside a sampled request, never as traces of their own", async () => {
+  // Roots sampled always, so a Prisma query outside any sampled span would be exported as a trace of its own; the
+  // requests carry an unsampled parent (flags 00), which the parent-based sampler follows.
+  const service = 'animal-store-unsampled';
+  const env = { DATABASE_URL: database.target.url, REDIS_URL, ADMIN_TOKEN };
+  const replica = await startMain({
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    OTEL_SERVICE_NAME: service,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '1',
+  });
+  try {
+    // Keys made after the start: each one's first request looks it up through Prisma.
+    for (const fresh of [createKey(env), createKey(env)]) {
+      const unsampled = caller();
+      const headers = {
+        Authorization: `Bearer ${fresh}`,
+        traceparent: unsampled.headers.traceparent.replace(/01$/, '00'),
+      };
+      for (let i = 0; i < 3; i++) expect((await fetch(`${replica.url}/v1/pets?limit=1`, { headers })).status).toBe(200);
+    }
+    // The control: a sampled caller with a fresh key, whose trace holds Prisma's spans of its lookup.
+    const sampled = caller();
+    const headers = { Authorization: `Bearer ${createKey(env)}`, ...sampled.headers };
+    expect((await fetch(`${replica.url}/v1/pets?limit=1`, { headers })).status).toBe(200);
+    const ofService = (spans: ReceivedSpan[]) => spans.filter((s) => s.resource['service.name'] === service);
+    await receiver.waitFor((all) =>
+      ofService(all).some((s) => s.traceId === sampled.traceId && s.name.startsWith('prisma:client:')),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const exported = ofService(receiver.spans());
+    expect(exported.filter((s) => s.traceId !== sampled.traceId).map((s) => `${s.traceId} ${s.name}`)).toEqual([]);
+  } finally {
+    await replica.kill();
+  }
+}, 60_000);
