@@ -13,6 +13,7 @@ import {
 import { prismaApiKeyStore } from '../prisma/key-store.js';
 import type { Database } from '../types.js';
 import { inProcessKeyChanges } from './key-changes.js';
+import { sqliteLastUseWrites } from './last-used.js';
 import { migrateSqlite } from './migrate.js';
 import { sqlitePetReads } from './reads.js';
 import { sqlitePetWrites } from './writes.js';
@@ -38,7 +39,7 @@ export async function openSqlite(
     throw err;
   }
   conn.pragma(`busy_timeout = ${timeout}`);
-  // API keys through Prisma's model API, on a connection of its own.
+  // API keys through Prisma's model API, on a connection of its own; their last-use times on this one (last-used.ts).
   const prisma = new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: target.file, timeout }) });
   const reads = sqlitePetReads(conn, {
     pageCacheEntries: config.pageCacheEntries,
@@ -49,7 +50,7 @@ export async function openSqlite(
     provider: 'sqlite',
     reads,
     writes,
-    apiKeys: prismaApiKeyStore(prisma),
+    apiKeys: { ...prismaApiKeyStore(prisma), ...sqliteLastUseWrites(conn) },
     keyChanges: inProcessKeyChanges(),
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');

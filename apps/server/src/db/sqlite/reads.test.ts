@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseConfig, type TestDatabase } from '../../../test/helpers.js';
 import { memoOf } from '../../fast-path/serialized-body.js';
+import { createApiKey } from '../../keys/admin.js';
 import { openDatabase } from '../database.js';
 import { petsOf, type PetPage } from '../pets/page.js';
 import type { Database } from '../types.js';
@@ -71,6 +72,20 @@ describe('SQLite list page cache', () => {
     const again = await db.pets.list({ limit: 2 });
     expect(again).not.toBe(page);
     expect(again).toEqual(page);
+  });
+
+  it("keeps its pages across the keys' last-use writes, which go through the reads' own connection", async () => {
+    const db = await open(8);
+    const key = (await createApiKey(db.apiKeys, { plan: 'free' })).record; // through Prisma's connection
+    const page = await kept(db, { limit: 2 });
+    const minute = new Date(Date.UTC(2030, 0, 3, 4, 5));
+    await db.apiKeys.recordLastUsed(minute, [key.id]);
+    await db.apiKeys.recordLastDeprecatedCall(minute, [key.id]);
+    expect(await db.pets.list({ limit: 2 })).toBe(page);
+    const stored = await db.apiKeys.findById(key.id); // read back through Prisma: the same DateTime
+    expect([stored?.lastUsedAt, stored?.lastDeprecatedCallAt]).toEqual([minute, minute]);
+    await db.apiKeys.recordLastUsed(new Date(minute.getTime() - 60_000), [key.id]);
+    expect((await db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(minute);
   });
 
   it("keeps, after this process's own create, exactly the pages the new pet cannot enter", async () => {
