@@ -54,7 +54,8 @@ export function stepLine(label: string, s: StepResult): string {
     : '';
   return (
     `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)}` +
-    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}  shed by: ${shedReasons(s) || '-'}`
+    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}  shed by: ${shedReasons(s) || '-'}` +
+    (s.shedder ? `  level ${s.shedder.level.toFixed(2)} delay ${fmtMs(s.shedder.delayMs)}` : '')
   );
 }
 

@@ -66,6 +66,8 @@ export interface StepResult {
   serverCpu: number;
   /** Shedding on: answers shed during the step by the signal that was past its threshold (the server's metric). */
   shedBy?: Record<string, number>;
+  /** Shedding on: the shed level and the event-loop delay (ms) the shedder saw, averaged over the step's samples. */
+  shedder?: { level: number; delayMs: number };
 }
 
 const open = (origin: string, rate: number, startAt: number, extra: Partial<LoadSpec>): LoadSpec => ({
@@ -115,6 +117,7 @@ export async function step(
   await new Promise((r) => setTimeout(r, startAt + WARMUP_SEC * 1000 - Date.now()));
   const cpuBefore = cpuMs(s.server.pid);
   const started = Date.now();
+  const shedder = s.shedding ? watchShedder(s, started + settings.overloadStepSeconds * 1000) : undefined;
   await new Promise((r) => setTimeout(r, settings.overloadStepSeconds * 1000));
   const serverCpu = (cpuMs(s.server.pid) - cpuBefore) / (Date.now() - started);
   const [crowd, trickle, healthApi, healthOps, noisyLoad] = await loads;
@@ -130,7 +133,21 @@ export async function step(
     ...(noisyLoad ? { noisyLoad } : {}),
     serverCpu,
     ...(shedBy ? { shedBy } : {}),
+    ...(shedder ? { shedder: await shedder } : {}),
   };
+}
+
+/** The shed level and event-loop delay gauges (OPS_PORT's /metrics) every half second until `until`, averaged. */
+async function watchShedder(s: OverloadServer, until: number): Promise<{ level: number; delayMs: number }> {
+  let [level, delay, n] = [0, 0, 0];
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 500));
+    const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
+    level += Number(/^animal_store_load_shed_level (\S+)$/m.exec(text)?.[1] ?? NaN);
+    delay += Number(/^animal_store_load_shed_signal\{signal="event_loop_delay"\} (\S+)$/m.exec(text)?.[1] ?? NaN);
+    n++;
+  }
+  return { level: level / n, delayMs: (1000 * delay) / n };
 }
 
 /** animal_store_load_shed_total summed by reason, from /metrics on OPS_PORT. */
