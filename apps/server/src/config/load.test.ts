@@ -94,8 +94,9 @@ describe('loadConfig', () => {
     expect(config.loadShedding).toEqual({
       enabled: true,
       thresholds: {
+        targetDelayMs: 5,
         eventLoopDelayMs: 50,
-        eventLoopUtilization: 0.9,
+        eventLoopUtilization: 0.97,
         maxInFlight: 1000,
         maxDbWaiting: 50,
         minInFlight: 8,
@@ -108,6 +109,7 @@ describe('loadConfig', () => {
     const changed = loadConfig({
       LOAD_SHEDDING: 'false',
       LOAD_SHED_EVENT_LOOP_UTILIZATION: '75',
+      LOAD_SHED_TARGET_DELAY_MS: '20',
       LOAD_SHED_MAX_IN_FLIGHT: '0',
       CONCURRENCY_LIMITS: 'shared',
       OPS_PORT: '9464',
@@ -118,10 +120,12 @@ describe('loadConfig', () => {
     expect(changed.loadShedding.hold).toEqual({ ms: 0, maxSockets: 1000 });
     expect(changed.livenessStallMs).toBe(2000);
     expect(changed.loadShedding.thresholds.eventLoopUtilization).toBe(0.75);
+    expect(changed.loadShedding.thresholds.targetDelayMs).toBe(20);
     expect(changed.loadShedding.thresholds.maxInFlight).toBe(0);
     expect(changed.concurrency.scope).toBe('shared');
     expect(changed.opsPort).toBe(9464);
     expect(() => loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '120' })).toThrow(/at most 100/);
+    expect(() => loadConfig({ LOAD_SHED_TARGET_DELAY_MS: '0' })).toThrow(/at least 1/);
     expect(() => loadConfig({ CONCURRENCY_LIMITS: 'global' })).toThrow(/replica, shared, off/);
   });
 

@@ -115,6 +115,7 @@ function configOf(e: Env): Config {
     loadShedding: {
       enabled: e.LOAD_SHEDDING,
       thresholds: {
+        targetDelayMs: e.LOAD_SHED_TARGET_DELAY_MS,
         eventLoopDelayMs: e.LOAD_SHED_EVENT_LOOP_DELAY_MS,
         eventLoopUtilization: e.LOAD_SHED_EVENT_LOOP_UTILIZATION / 100,
         maxInFlight: e.LOAD_SHED_MAX_IN_FLIGHT,

@@ -107,6 +107,21 @@ describe('Admission', () => {
     });
   });
 
+  it('counts the requests offered per half class: every one while shedding, one in eight while not', async () => {
+    const { admission, send } = await start();
+    for (let i = 0; i < 16; i++) await send('/v1/pets', 'free');
+    expect(Array.from(admission.takeOffered()).slice(0, 5)).toEqual([0, 0, 2, 0, 0]);
+    monitor.level = 0.5; // half the keyless requests shed, nothing else
+    await send('/v1/pets');
+    await send('/v1/pets', 'free', 'POST');
+    await send('/v1/pets', 'pro');
+    await send('/v1/pets', 'uncached-pro');
+    await send('/healthz');
+    // none, free read, free create, pro read (the uncached one counted after its lookup); never-shed paths not at all
+    expect(Array.from(admission.takeOffered()).slice(0, 5)).toEqual([1, 0, 0, 1, 2]);
+    expect(Array.from(admission.takeOffered()).every((n) => n === 0)).toBe(true);
+  });
+
   it('decides a key the cache does not hold after its lookup, by the plan found', async () => {
     const { send, shed } = await start();
     monitor.level = 2; // free shed, pro not

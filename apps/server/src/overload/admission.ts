@@ -29,6 +29,11 @@ const SHED_HEADERS = [
 /** Requests the first gate let through without knowing their plan: the second decides after the key lookup. */
 const undecided = new WeakSet<IncomingMessage>();
 
+/** Slots of the offered-traffic counts: one per half class, 0 to HARD_LEVEL + 0.5. */
+const SLOTS = 2 * HARD_LEVEL + 2;
+/** While nothing is shed, one request in this many has its plan looked at, for the spread of the traffic alone. */
+const SPREAD_SAMPLE = 8;
+
 export interface AdmissionOptions {
   readonly monitor: Pick<SaturationMonitor, 'level' | 'pressure'>;
   /** Told of every shed answer (metrics). */
@@ -41,12 +46,17 @@ export interface AdmissionOptions {
  * more than parsing it. A request of class c is shed with probability clamp(level - c, 0, 1) (pressure.ts), spread
  * evenly by an accumulator per class rather than by chance. Its plan comes from the key cache (`planOf`); a key that
  * is not cached is decided by `afterKeyLookup` instead, and at the hard level everything that may be shed is shed
- * without looking at the key. Admitted requests are counted in flight until their response closes.
+ * without looking at the key. Admitted requests are counted in flight until their response closes. The requests
+ * offered are counted per class (every one while shedding, one in SPREAD_SAMPLE while not), so the controller can
+ * turn a share to shed into a level over the classes the traffic holds (pressure.ts's levelFor).
  */
 export class Admission {
   #inFlight = 0;
   /** Shed debt per class and method, in halves of a class (0, 0.5, 1, ...). */
-  readonly #debt = new Float64Array(2 * HARD_LEVEL + 2);
+  readonly #debt = new Float64Array(SLOTS);
+  /** Requests offered per half class since takeOffered (while nothing is shed, a sample of them). */
+  #offered = new Float64Array(SLOTS);
+  #unsampled = 0;
   /** Tells the plan of a cached key (createApp sets it: the key cache lives in the app). */
   planOf: PlanProbe = () => undefined;
   /** Refuses the requests of keys already over their limits (key-door.ts; createApp sets it), before shedding. */
@@ -72,6 +82,9 @@ export class Admission {
         this.#shed(req, res, plan);
         return false;
       }
+    } else if (level === 0 && ++this.#unsampled === SPREAD_SAMPLE) {
+      this.#unsampled = 0;
+      this.#countSample(req);
     }
     this.#inFlight++;
     res.once('close', this.#finished);
@@ -83,14 +96,33 @@ export class Admission {
     if (!undecided.has(req)) return next();
     undecided.delete(req);
     const plan: ShedPlan = req.apiKey ? req.apiKey.plan : 'none';
+    // #sheds counts it among the requests offered.
     if (this.#sheds(plan, req.method, this.options.monitor.level)) this.#shed(req, res, plan);
     else next();
   };
+
+  /** The requests offered per half class since the last call, for the controller's spread of the traffic. */
+  takeOffered(): Float64Array {
+    const offered = this.#offered;
+    this.#offered = new Float64Array(SLOTS);
+    return offered;
+  }
+
+  #countSample(req: IncomingMessage): void {
+    if (neverShed(req.url ?? '/')) return;
+    const plan = this.planOf(req);
+    if (plan !== undefined) this.#count(priorityClass(plan, req.method ?? 'GET') * 2);
+  }
+
+  #count(slot: number): void {
+    this.#offered[slot] = this.#offered[slot]! + 1;
+  }
 
   #sheds(plan: ShedPlan, method: string, level: number): boolean {
     const cls = priorityClass(plan, method);
     const share = Math.min(1, Math.max(0, level - cls));
     const slot = cls * 2;
+    this.#count(slot);
     if (share === 0) {
       this.#debt[slot] = 0;
       return false;

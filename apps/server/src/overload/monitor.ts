@@ -1,5 +1,14 @@
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { nextLevel, pressureOf, type Pressure, type SaturationSignals, type SaturationThresholds } from './pressure.js';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+import {
+  levelOf,
+  nextState,
+  pressureOf,
+  SOFT_SLOTS,
+  type Pressure,
+  type SaturationSignals,
+  type SaturationThresholds,
+  type ShedState,
+} from './pressure.js';
 
 export interface MonitorOptions {
   readonly thresholds: SaturationThresholds;
@@ -7,6 +16,8 @@ export interface MonitorOptions {
   readonly inFlight: () => number;
   /** Queries waiting for a database pool connection, when the database has a pool. */
   readonly dbWaiting?: (() => number) | undefined;
+  /** Requests offered per half-class slot since the last call (admission.ts): how the traffic is spread. */
+  readonly offered?: () => ArrayLike<number>;
   /** How often the signals are sampled (ms). Default 100. */
   readonly sampleMs?: number;
   /** Told after every sample (gauges). */
@@ -15,15 +26,29 @@ export interface MonitorOptions {
   readonly onShedding?: (shedding: boolean, pressure: Pressure, signals: SaturationSignals) => void;
 }
 
+/** The event-loop delay histogram's timer (ms): a turn longer than this is seen as lateness. */
+const DELAY_RESOLUTION_MS = 2;
+/** Samples a delay must last through to be a standing queue (CoDel's interval: 300 ms). */
+const STANDING_SAMPLES = 3;
+/** Weight of the last sample in the spread of the offered traffic over the classes (about a second's memory). */
+const SPREAD_WEIGHT = 0.2;
+
 /**
  * Samples the process's saturation on a timer of its own and keeps the shed level (pressure.ts). The event-loop delay
- * is the timer's own lateness: a request arriving now waits about as long for its turn. The timer is unref'd: it never
- * keeps the process alive.
+ * is the mean lateness of a timer every DELAY_RESOLUTION_MS over the sample (perf_hooks' monitorEventLoopDelay): a
+ * loop that spends each turn on a batch of waiting requests is late by that batch, and a request arriving then waits
+ * about as long for its turn. The timers never keep the process alive.
  */
 export class SaturationMonitor {
   #level = 0;
-  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, own: false };
+  #state: ShedState = { share: 0, hard: 0 };
+  /** How the offered traffic is spread over the half-class slots (a moving average of shares). */
+  readonly #spread = new Float64Array(SOFT_SLOTS + 4);
+  #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, headroom: 0, own: false };
+  /** The last samples' delays, newest last. */
+  readonly #delaysSeen: number[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #delays: IntervalHistogram | undefined;
   #elu: EventLoopUtilization | undefined;
   #cpu: { usage: NodeJS.CpuUsage; at: number } | undefined;
   readonly #sampleMs: number;
@@ -42,8 +67,15 @@ export class SaturationMonitor {
     return this.#pressure;
   }
 
+  /** The share of the offered traffic below Enterprise the controller sheds (0..1). */
+  get share(): number {
+    return this.#state.share;
+  }
+
   start(): void {
     if (this.#timer !== undefined) return;
+    this.#delays = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
+    this.#delays.enable();
     this.#elu = performance.eventLoopUtilization();
     this.#cpu = { usage: process.cpuUsage(), at: performance.now() };
     this.#arm();
@@ -52,13 +84,19 @@ export class SaturationMonitor {
   stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#delays?.disable();
+    this.#delays = undefined;
   }
 
   /** One controller step with these signals (the timer's, or a test's). */
   sample(signals: SaturationSignals): void {
     const before = this.#level;
-    this.#pressure = pressureOf(signals, this.options.thresholds);
-    this.#level = nextLevel(before, this.#pressure);
+    this.#spreadOffered();
+    this.#delaysSeen.push(signals.eventLoopDelayMs);
+    if (this.#delaysSeen.length > STANDING_SAMPLES) this.#delaysSeen.shift();
+    this.#pressure = pressureOf(signals, this.options.thresholds, Math.min(...this.#delaysSeen));
+    this.#state = nextState(this.#state, this.#pressure);
+    this.#level = levelOf(this.#state, this.#spread);
     this.options.onSample?.(signals, this.#pressure, this.#level);
     if ((before === 0) !== (this.#level === 0)) this.options.onShedding?.(this.#level > 0, this.#pressure, signals);
   }
@@ -74,7 +112,7 @@ export class SaturationMonitor {
       );
       [this.#elu, this.#cpu] = [elu, cpu];
       this.sample({
-        eventLoopDelayMs: Math.max(0, performance.now() - due),
+        eventLoopDelayMs: this.#delay(Math.max(0, performance.now() - due)),
         eventLoopUtilization: utilization,
         inFlight: this.options.inFlight(),
         dbWaiting: this.options.dbWaiting?.() ?? 0,
@@ -82,6 +120,29 @@ export class SaturationMonitor {
       this.#arm();
     }, this.#sampleMs);
     this.#timer.unref();
+  }
+
+  /**
+   * The histogram's median lateness since the last sample, or this timer's own when the loop never turned meanwhile.
+   * The median, as CoDel takes the minimum of an interval: a queue that stands makes most turns late, while one long
+   * pause (a collection, a neighbour's burst of CPU) makes one turn late and leaves the median where it was.
+   */
+  #delay(own: number): number {
+    const delays = this.#delays!;
+    const median = delays.count > 0 ? Math.max(0, delays.percentile(50) / 1e6 - DELAY_RESOLUTION_MS) : own;
+    delays.reset();
+    return median;
+  }
+
+  /** Folds the requests offered since the last sample into the spread (kept as it was when none came). */
+  #spreadOffered(): void {
+    const offered = this.options.offered?.();
+    if (offered === undefined) return;
+    let total = 0;
+    for (let slot = 0; slot < this.#spread.length; slot++) total += offered[slot] ?? 0;
+    if (total === 0) return;
+    for (let slot = 0; slot < this.#spread.length; slot++)
+      this.#spread[slot] = (1 - SPREAD_WEIGHT) * this.#spread[slot]! + (SPREAD_WEIGHT * (offered[slot] ?? 0)) / total;
   }
 }
 

@@ -48,6 +48,7 @@ export function createOverload(
     thresholds: settings.thresholds,
     inFlight: (): number => admission.inFlight,
     dbWaiting: poolStats && (() => poolStats().waiting),
+    offered: () => admission.takeOffered(),
     onSample(signals, pressure, level) {
       metrics.signal.set({ signal: 'event_loop_delay' }, signals.eventLoopDelayMs / 1000);
       metrics.signal.set({ signal: 'event_loop_utilization' }, signals.eventLoopUtilization);

@@ -1,110 +1,156 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ownUtilization, SaturationMonitor } from './monitor.js';
 import {
-  nextLevel,
+  levelFor,
+  levelOf,
+  nextState,
+  OWN_LOAD,
   pressureOf,
   RECOVER_BELOW,
   RISE_MAX,
+  SHARE_FALL_MIN,
+  SHARE_RISE_MAX,
+  SOFT_CEILING,
   TOP_LEVEL,
-  UTILIZATION_CEILING,
+  type Pressure,
   type SaturationSignals,
 } from './pressure.js';
 
-const LIMITS = { eventLoopDelayMs: 40, eventLoopUtilization: 0.9, maxInFlight: 1000, maxDbWaiting: 50, minInFlight: 8 };
-const calm: SaturationSignals = { eventLoopDelayMs: 1, eventLoopUtilization: 0.3, inFlight: 10, dbWaiting: 0 };
+const LIMITS = {
+  targetDelayMs: 5,
+  eventLoopDelayMs: 40,
+  eventLoopUtilization: 0.9,
+  maxInFlight: 1000,
+  maxDbWaiting: 50,
+  minInFlight: 8,
+};
+const calm: SaturationSignals = { eventLoopDelayMs: 1, eventLoopUtilization: 0.45, inFlight: 10, dbWaiting: 0 };
 
 describe('pressureOf', () => {
-  it('names the most saturated signal and its ratio to its threshold, and the highest queueing ratio', () => {
+  it('rates the standing delay against its target, the hard thresholds, and the headroom below the utilization one', () => {
     expect(pressureOf(calm, LIMITS)).toEqual({
-      signal: 'event_loop_utilization',
-      ratio: 0.3 / 0.9,
-      queueing: 1 / 40,
-      own: true,
-    });
-    expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toEqual({
+      ratio: 1 / 5,
       signal: 'event_loop_delay',
-      ratio: 3,
+      queueing: 1 / 40,
+      headroom: 0.5,
+      own: true,
+    });
+    // The standing delay (the lowest of the last samples) decides, not one late sample.
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 30 }, LIMITS, 10)).toMatchObject({ ratio: 2, queueing: 0.25 });
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toMatchObject({
+      signal: 'event_loop_delay',
+      ratio: 24,
       queueing: 3,
-      own: true,
     });
-    expect(pressureOf({ ...calm, inFlight: 1500 }, LIMITS)).toEqual({
+    expect(pressureOf({ ...calm, inFlight: 1500 }, LIMITS)).toMatchObject({
       signal: 'requests_in_flight',
-      ratio: 1.5,
       queueing: 1.5,
-      own: true,
     });
-    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toEqual({
-      signal: 'db_pool_queue',
-      ratio: 2,
-      queueing: 2,
-      own: true,
-    });
-    // Utilization is no queueing signal: a busy loop leaves `queueing` at the others' highest.
-    expect(pressureOf({ ...calm, eventLoopUtilization: 0.99, eventLoopDelayMs: 20 }, LIMITS)).toEqual({
-      signal: 'event_loop_utilization',
-      ratio: 0.99 / 0.9,
-      queueing: 0.5,
-      own: true,
-    });
+    expect(pressureOf({ ...calm, dbWaiting: 100 }, LIMITS)).toMatchObject({ signal: 'db_pool_queue', queueing: 2 });
+    // A loop busy past its utilization threshold has no headroom, and that alone is no reason to shed.
+    expect(pressureOf({ ...calm, eventLoopUtilization: 1 }, LIMITS)).toMatchObject({ ratio: 0.2, headroom: 0 });
   });
 
   it('leaves out in-flight requests and the pool queue when their threshold is 0', () => {
     const off = { ...LIMITS, maxInFlight: 0, maxDbWaiting: 0 };
-    expect(pressureOf({ ...calm, inFlight: 1e6, dbWaiting: 1e6 }, off).signal).toBe('event_loop_utilization');
+    expect(pressureOf({ ...calm, inFlight: 1e6, dbWaiting: 1e6 }, off).queueing).toBe(1 / 40);
   });
 
   it('counts the load as the process’s own from minInFlight requests in flight or a busy loop (0: always)', () => {
-    expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }, LIMITS)).toMatchObject({ ratio: 3, own: false });
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }, LIMITS).own).toBe(false);
     expect(pressureOf({ ...calm, eventLoopDelayMs: 120, inFlight: 8 }, LIMITS).own).toBe(true);
     // A loop busy with requests it answers at once (synchronous SQLite) holds few in flight: still its own load.
-    const busyLoop = { ...calm, eventLoopUtilization: 0.9 * RECOVER_BELOW, inFlight: 1 };
+    const busyLoop = { ...calm, eventLoopUtilization: OWN_LOAD, inFlight: 1 };
     expect(pressureOf(busyLoop, LIMITS).own).toBe(true);
-    expect(pressureOf({ ...busyLoop, eventLoopUtilization: 0.9 * RECOVER_BELOW - 0.01 }, LIMITS).own).toBe(false);
+    expect(pressureOf({ ...busyLoop, eventLoopUtilization: OWN_LOAD - 0.01 }, LIMITS).own).toBe(false);
     expect(pressureOf({ ...calm, inFlight: 0 }, { ...LIMITS, minInFlight: 0 }).own).toBe(true);
   });
 });
 
-/** A pressure whose most saturated signal is a queueing one (delay, in flight, pool). */
-const queueing = (ratio: number) => ({ ratio, queueing: ratio, own: true });
-/** A pressure from a busy loop whose queueing signals are at `queue`. */
-const busy = (ratio: number, queue: number) => ({ ratio, queueing: queue, own: true });
+/** A pressure: the standing delay's ratio to its target, the loop's headroom, the worst hard ratio. */
+const p = (ratio: number, headroom = 0, queueing = 0, own = true): Pressure => ({
+  ratio,
+  headroom,
+  queueing,
+  own,
+  signal: 'event_loop_delay',
+});
 
-describe('nextLevel', () => {
-  it('rises while saturated, faster the further past the threshold, by at most a class a sample, up to the top', () => {
-    expect(nextLevel(0, queueing(1.2))).toBeCloseTo(0.1);
-    expect(nextLevel(0, queueing(4))).toBeCloseTo(0.8);
-    expect(nextLevel(0, queueing(5))).toBe(RISE_MAX);
-    expect(nextLevel(0, queueing(40))).toBe(RISE_MAX);
-    expect(nextLevel(0, busy(1.1, 0))).toBeCloseTo(0.075);
-    expect(nextLevel(TOP_LEVEL - 0.01, queueing(5))).toBe(TOP_LEVEL);
+describe('nextState', () => {
+  it('sheds more while a queue stands, the more the further past its target, by at most SHARE_RISE_MAX a sample', () => {
+    const start = { share: 0.3, hard: 0 };
+    const small = nextState(start, p(1.5)).share;
+    const large = nextState(start, p(4)).share;
+    expect(small).toBeGreaterThan(0.3);
+    expect(large).toBeGreaterThan(small);
+    expect(nextState(start, p(100)).share).toBeCloseTo(0.3 + SHARE_RISE_MAX);
+    expect(nextState({ share: 0.95, hard: 0 }, p(100)).share).toBe(1);
   });
 
-  it('holds in the band below a queueing threshold and falls slowly only below it (hysteresis)', () => {
-    expect(nextLevel(2, queueing(1))).toBe(2);
-    expect(nextLevel(2, queueing(RECOVER_BELOW))).toBe(2);
-    expect(nextLevel(2, busy(0.5, RECOVER_BELOW))).toBe(2);
-    expect(nextLevel(2, queueing(RECOVER_BELOW - 0.01))).toBeCloseTo(1.95);
-    expect(nextLevel(0.01, queueing(0))).toBe(0);
+  it('utilization alone never sheds: a loop busy all the time with no queue standing holds its share', () => {
+    expect(nextState({ share: 0, hard: 0 }, p(0.9, 0))).toEqual({ share: 0, hard: 0 });
+    expect(nextState({ share: 0.4, hard: 0 }, p(0.9, 0))).toEqual({ share: 0.4, hard: 0 });
   });
 
-  it('only falls with fewer than minInFlight requests in flight, however late the loop: not its own load', () => {
-    expect(nextLevel(0, { ratio: 10, queueing: 10, own: false })).toBe(0);
-    expect(nextLevel(2, { ratio: 10, queueing: 10, own: false })).toBeCloseTo(1.95);
+  it('lets more in only while no queue forms, with the loop’s headroom, and SHARE_FALL_MIN at least', () => {
+    // In the band below the target: hold, however idle the loop.
+    expect(nextState({ share: 0.4, hard: 0 }, p(RECOVER_BELOW, 0.5)).share).toBe(0.4);
+    const idle = nextState({ share: 0.4, hard: 0 }, p(0.1, 0.5)).share;
+    const nearlyBusy = nextState({ share: 0.4, hard: 0 }, p(0.1, 0.05)).share;
+    expect(idle).toBeLessThan(nearlyBusy);
+    expect(nearlyBusy).toBeLessThan(0.4);
+    expect(nextState({ share: 0.4, hard: 0 }, p(0.1, 0)).share).toBeCloseTo(0.4 - SHARE_FALL_MIN);
+    expect(nextState({ share: 0.001, hard: 0 }, p(0, 1)).share).toBe(0);
   });
 
-  it('never sheds Enterprise on utilization alone: only a queueing signal past its threshold goes higher', () => {
-    let level = 0;
-    for (let i = 0; i < 100; i++) level = nextLevel(level, busy(1 / 0.9, 0.5));
-    expect(level).toBe(UTILIZATION_CEILING);
-    expect(nextLevel(level, busy(1.11, 1.2))).toBeGreaterThan(UTILIZATION_CEILING);
-    // A late loop took it higher; once the lateness is gone, a busy loop alone brings it back to the ceiling at once.
-    expect(nextLevel(TOP_LEVEL, busy(1.11, 0.9))).toBe(UTILIZATION_CEILING);
-    expect(nextLevel(TOP_LEVEL, busy(0.5, 0.9))).toBe(UTILIZATION_CEILING);
+  it('sheds everything below Enterprise and climbs into it while a hard threshold is passed, and drops back at once', () => {
+    let state = { share: 0.2, hard: 0 };
+    state = nextState(state, p(30, 0, 1.2));
+    expect(state.share).toBe(1);
+    expect(state.hard).toBeGreaterThan(0);
+    expect(state.hard).toBeLessThanOrEqual(RISE_MAX);
+    for (let i = 0; i < 20; i++) state = nextState(state, p(30, 0, 5));
+    expect(state.hard).toBe(TOP_LEVEL - SOFT_CEILING);
+    state = nextState(state, p(0.1, 0.5, 0.9));
+    expect(state.hard).toBe(0);
+    expect(state.share).toBeLessThan(1);
+    expect(state.share).toBeGreaterThan(0.5);
   });
 
-  it('falls while the loop is busy under its threshold and nothing queues: utilization holds nothing', () => {
-    expect(nextLevel(2, busy(1, 0.1))).toBeCloseTo(1.95);
-    expect(nextLevel(2, busy(0.95, 0.5))).toBeCloseTo(1.95);
+  it('only lets more in when the load is not the process’s own, however late the loop', () => {
+    expect(nextState({ share: 0.5, hard: 1 }, p(10, 0, 10, false))).toEqual({ share: 0.5 - SHARE_FALL_MIN, hard: 0 });
+    expect(nextState({ share: 0, hard: 0 }, p(10, 0, 10, false))).toEqual({ share: 0, hard: 0 });
+  });
+});
+
+describe('levelFor', () => {
+  /** Offered requests per half-class slot: 0 none, 2 free reads, 3 free creates, ..., 8 enterprise reads. */
+  const spread = (counts: Record<number, number>) => Float64Array.from({ length: 12 }, (_, i) => counts[i] ?? 0);
+
+  it('sheds the share of the traffic below Enterprise from the lowest class up, skipping classes nobody sends', () => {
+    // Only Free reads (class 1) and Enterprise reads: the level moves through Free's class alone.
+    const freeOnly = spread({ 2: 95, 8: 5 });
+    expect(levelFor(0, freeOnly)).toBe(0);
+    expect(levelFor(0.01, freeOnly)).toBeCloseTo(1.01);
+    expect(levelFor(0.75, freeOnly)).toBeCloseTo(1.75);
+    expect(levelFor(0.999, freeOnly)).toBeCloseTo(1.999);
+    expect(levelFor(1, freeOnly)).toBe(SOFT_CEILING); // the whole share: every class below Enterprise
+    // Keyless requests, then Free, then Pro reads: each level sheds the share asked, lowest first.
+    const mixed = spread({ 0: 10, 2: 60, 4: 30 });
+    expect(levelFor(0.05, mixed)).toBeCloseTo(0.5);
+    expect(levelFor(0.1, mixed)).toBeCloseTo(1);
+    expect(levelFor(0.4, mixed)).toBeCloseTo(1.5);
+    expect(levelFor(0.85, mixed)).toBeCloseTo(2.5);
+  });
+
+  it('never goes past SOFT_CEILING: Enterprise is shed only by the hard part', () => {
+    expect(levelFor(1, spread({ 7: 10, 8: 90 }))).toBe(SOFT_CEILING);
+    expect(levelFor(1, spread({ 8: 100 }))).toBe(SOFT_CEILING);
+    expect(levelOf({ share: 1, hard: 0.7 }, spread({ 2: 1 }))).toBeCloseTo(SOFT_CEILING + 0.7);
+  });
+
+  it('maps the share evenly onto the classes before any traffic was seen', () => {
+    expect(levelFor(0.5, spread({}))).toBe(SOFT_CEILING / 2);
   });
 });
 
@@ -114,22 +160,42 @@ describe('SaturationMonitor', () => {
     expect(ownUtilization(0.5, 0.8)).toBe(0.5);
   });
 
-  it('tells when shedding starts and stops, once each, and reports every sample', () => {
+  it('sheds once a delay has stood through three samples, onto the classes sent, and tells when it starts and stops', () => {
     const onShedding = vi.fn();
     const onSample = vi.fn();
-    const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, onShedding, onSample });
-    monitor.sample({ ...calm, eventLoopDelayMs: 120, inFlight: 7 }); // not its own load: no shedding
-    expect(monitor.level).toBe(0);
-    monitor.sample({ ...calm, eventLoopDelayMs: 120 });
-    monitor.sample({ ...calm, eventLoopDelayMs: 120 });
-    expect(monitor.level).toBeCloseTo(2 * (0.05 + 0.25 * 2));
+    // Free reads only (half-class slot 2): the share shed is a share of Free's reads.
+    const offered = () => Float64Array.from({ length: 12 }, (_, i) => (i === 2 ? 100 : 0));
+    const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, offered, onShedding, onSample });
+    const late = { ...calm, eventLoopDelayMs: 20 }; // four times the target, half the hard threshold
+    monitor.sample(calm);
+    monitor.sample(late);
+    monitor.sample(late);
+    expect(monitor.level).toBe(0); // a queue that passes within 300 ms is no standing queue
+    monitor.sample(late);
+    expect(monitor.share).toBeGreaterThan(0);
+    expect(monitor.level).toBeCloseTo(1 + monitor.share);
     const calls = onShedding.mock.calls as [boolean, { signal: string }][];
     expect(calls.map(([on, pressure]) => [on, pressure.signal])).toEqual([[true, 'event_loop_delay']]);
     for (let i = 0; i < 100 && monitor.level > 0; i++) monitor.sample(calm);
     expect(monitor.level).toBe(0);
     expect(onShedding).toHaveBeenCalledTimes(2);
     expect(onShedding.mock.calls[1]![0]).toBe(false);
-    expect(onSample).toHaveBeenCalledTimes(3 + 22);
+    expect(onSample.mock.calls.length).toBeGreaterThan(4);
+  });
+
+  it('sheds Enterprise only while a delay past the hard threshold stands, and not for load that is not its own', () => {
+    const offered = () => Float64Array.from({ length: 12 }, (_, i) => (i === 2 || i === 8 ? 50 : 0));
+    const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, offered });
+    const stalled = { ...calm, eventLoopDelayMs: 100, eventLoopUtilization: 1 };
+    for (let i = 0; i < 3; i++) monitor.sample({ ...stalled, eventLoopUtilization: 0.1, inFlight: 1 });
+    expect(monitor.level).toBe(0);
+    for (let i = 0; i < 3; i++) monitor.sample(stalled);
+    expect(monitor.level).toBeGreaterThan(SOFT_CEILING);
+    monitor.sample({ ...stalled, eventLoopDelayMs: 10 });
+    monitor.sample({ ...stalled, eventLoopDelayMs: 10 });
+    monitor.sample({ ...stalled, eventLoopDelayMs: 10 });
+    expect(monitor.level).toBeLessThanOrEqual(SOFT_CEILING);
+    expect(monitor.level).toBeGreaterThan(1);
   });
 
   it('samples on a timer of its own that does not keep the process alive', async () => {
