@@ -51,6 +51,9 @@ describe('Admission', () => {
     const answers = await Promise.all([send('/v1/pets'), send('/v1/pets', 'free'), send('/docs')]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     await vi.waitFor(() => expect(admission.inFlight).toBe(0));
+    // Their median time in the process, once: the controller reads it every sample.
+    expect(admission.takeTimeInProcess()).toBeGreaterThan(0);
+    expect(admission.takeTimeInProcess()).toBeUndefined();
   });
 
   it('answers a shed request 503 with the Error body, Retry-After and no-store, telling its plan and signal', async () => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHistogram, performance, type RecordableHistogram } from 'node:perf_hooks';
 import { errorBody } from '@animal-store/contract';
 import type { RequestHandler } from 'express';
 import type { SaturationMonitor } from './monitor.js';
@@ -25,6 +26,10 @@ const SHED_HEADERS = [
   'Cache-Control',
   'no-store',
 ];
+
+/** When an admitted request was let in (performance.now()), on its response. */
+const ADMITTED_AT = Symbol('admittedAt');
+type Admitted = ServerResponse & { [ADMITTED_AT]?: number };
 
 /** Requests the first gate let through without knowing their plan: the second decides after the key lookup. */
 const undecided = new WeakSet<IncomingMessage>();
@@ -61,10 +66,19 @@ export class Admission {
   planOf: PlanProbe = () => undefined;
   /** Refuses the requests of keys already over their limits (key-door.ts; createApp sets it), before shedding. */
   door: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
-  readonly #finished: () => void;
+  /** Admitted requests' times in the process (µs), since takeTimeInProcess. */
+  readonly #times: RecordableHistogram = createHistogram();
+  readonly #finished: (this: Admitted) => void;
 
   constructor(private readonly options: AdmissionOptions) {
-    this.#finished = () => void this.#inFlight--;
+    const answered = () => void this.#inFlight--;
+    const times = this.#times;
+    // A function, not an arrow: the response whose 'close' it hears is its `this`.
+    this.#finished = function finished(this: Admitted) {
+      answered();
+      const at = this[ADMITTED_AT];
+      if (at !== undefined) times.record(Math.max(1, Math.round((performance.now() - at) * 1000)));
+    };
   }
 
   get inFlight(): number {
@@ -87,6 +101,7 @@ export class Admission {
       this.#countSample(req);
     }
     this.#inFlight++;
+    (res as Admitted)[ADMITTED_AT] = performance.now();
     res.once('close', this.#finished);
     return true;
   }
@@ -100,6 +115,14 @@ export class Admission {
     if (this.#sheds(plan, req.method, this.options.monitor.level)) this.#shed(req, res, plan);
     else next();
   };
+
+  /** The median time in the process (ms) of the requests answered since the last call; undefined if none was. */
+  takeTimeInProcess(): number | undefined {
+    const times = this.#times;
+    const median = times.count > 0 ? times.percentile(50) / 1000 : undefined;
+    times.reset();
+    return median;
+  }
 
   /** The requests offered per half class since the last call, for the controller's spread of the traffic. */
   takeOffered(): Float64Array {

@@ -28,7 +28,7 @@ export class OverloadMetrics {
     });
     this.signal = new Gauge({
       name: 'animal_store_load_shed_signal',
-      help: 'The load shedder’s signals at its last sample: event_loop_delay (seconds), event_loop_utilization (0-1), requests_in_flight, db_pool_queue',
+      help: 'The load shedder’s signals at its last sample: event_loop_delay and request_wait (seconds), event_loop_utilization (0-1), requests_in_flight, db_pool_queue',
       labelNames: ['signal'] as const,
       registers,
     });

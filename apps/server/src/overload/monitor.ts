@@ -4,10 +4,12 @@ import {
   nextState,
   pressureOf,
   SOFT_SLOTS,
+  waitOver,
   type Pressure,
   type SaturationSignals,
   type SaturationThresholds,
   type ShedState,
+  type Standing,
 } from './pressure.js';
 
 export interface MonitorOptions {
@@ -16,6 +18,8 @@ export interface MonitorOptions {
   readonly inFlight: () => number;
   /** Queries waiting for a database pool connection, when the database has a pool. */
   readonly dbWaiting?: (() => number) | undefined;
+  /** The median time in the process (ms) of the requests answered since the last call; undefined if none was. */
+  readonly timeInProcess?: () => number | undefined;
   /** Requests offered per half-class slot since the last call (admission.ts): how the traffic is spread. */
   readonly offered?: () => ArrayLike<number>;
   /** How often the signals are sampled (ms). Default 100. */
@@ -35,9 +39,10 @@ const SPREAD_WEIGHT = 0.2;
 
 /**
  * Samples the process's saturation on a timer of its own and keeps the shed level (pressure.ts). The event-loop delay
- * is the mean lateness of a timer every DELAY_RESOLUTION_MS over the sample (perf_hooks' monitorEventLoopDelay): a
+ * is the median lateness of a timer every DELAY_RESOLUTION_MS over the sample (perf_hooks' monitorEventLoopDelay): a
  * loop that spends each turn on a batch of waiting requests is late by that batch, and a request arriving then waits
- * about as long for its turn. The timers never keep the process alive.
+ * about as long for its turn. The requests' wait is their median time in the process over its baseline (waitOver),
+ * which grows when requests queue for the database while the loop idles. The timers never keep the process alive.
  */
 export class SaturationMonitor {
   #level = 0;
@@ -45,8 +50,10 @@ export class SaturationMonitor {
   /** How the offered traffic is spread over the half-class slots (a moving average of shares). */
   readonly #spread = new Float64Array(SOFT_SLOTS + 4);
   #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, headroom: 0, own: false };
-  /** The last samples' delays, newest last. */
-  readonly #delaysSeen: number[] = [];
+  /** The last samples' loop delays and requests' waits, newest last. */
+  readonly #seen: Standing[] = [];
+  /** The lowest median time in process seen, drifting up slowly (waitOver). */
+  #baselineMs = Infinity;
   #timer: NodeJS.Timeout | undefined;
   #delays: IntervalHistogram | undefined;
   #elu: EventLoopUtilization | undefined;
@@ -92,9 +99,13 @@ export class SaturationMonitor {
   sample(signals: SaturationSignals): void {
     const before = this.#level;
     this.#spreadOffered();
-    this.#delaysSeen.push(signals.eventLoopDelayMs);
-    if (this.#delaysSeen.length > STANDING_SAMPLES) this.#delaysSeen.shift();
-    this.#pressure = pressureOf(signals, this.options.thresholds, Math.min(...this.#delaysSeen));
+    this.#seen.push({ delayMs: signals.eventLoopDelayMs, waitMs: signals.requestWaitMs ?? 0 });
+    if (this.#seen.length > STANDING_SAMPLES) this.#seen.shift();
+    const standing = {
+      delayMs: Math.min(...this.#seen.map((s) => s.delayMs)),
+      waitMs: Math.min(...this.#seen.map((s) => s.waitMs)),
+    };
+    this.#pressure = pressureOf(signals, this.options.thresholds, standing);
     this.#state = nextState(this.#state, this.#pressure);
     this.#level = levelOf(this.#state, this.#spread);
     this.options.onSample?.(signals, this.#pressure, this.#level);
@@ -116,6 +127,7 @@ export class SaturationMonitor {
         eventLoopUtilization: utilization,
         inFlight: this.options.inFlight(),
         dbWaiting: this.options.dbWaiting?.() ?? 0,
+        requestWaitMs: this.#requestWait(),
       });
       this.#arm();
     }, this.#sampleMs);
@@ -132,6 +144,15 @@ export class SaturationMonitor {
     const median = delays.count > 0 ? Math.max(0, delays.percentile(50) / 1e6 - DELAY_RESOLUTION_MS) : own;
     delays.reset();
     return median;
+  }
+
+  /** The requests' median time in process since the last sample less the baseline, which it updates. */
+  #requestWait(): number {
+    const median = this.options.timeInProcess?.();
+    if (median === undefined) return 0;
+    const { baselineMs, waitMs } = waitOver(this.#baselineMs, median);
+    this.#baselineMs = baselineMs;
+    return waitMs;
   }
 
   /** Folds the requests offered since the last sample into the spread (kept as it was when none came). */

@@ -26,6 +26,7 @@ const REPORT_EVERY_MS = 10_000;
 
 const rounded = (signals: SaturationSignals) => ({
   eventLoopDelayMs: Math.round(signals.eventLoopDelayMs),
+  requestWaitMs: Math.round(signals.requestWaitMs ?? 0),
   eventLoopUtilization: Math.round(signals.eventLoopUtilization * 100) / 100,
   inFlight: signals.inFlight,
   dbWaiting: signals.dbWaiting,
@@ -49,8 +50,12 @@ export function createOverload(
     inFlight: (): number => admission.inFlight,
     dbWaiting: poolStats && (() => poolStats().waiting),
     offered: () => admission.takeOffered(),
+    // Only a database over the network makes requests wait with the loop idle; SQLite's reads are synchronous, so
+    // their time in the process is the loop's turns, which the loop's delay counts already.
+    timeInProcess: poolStats && (() => admission.takeTimeInProcess()),
     onSample(signals, pressure, level) {
       metrics.signal.set({ signal: 'event_loop_delay' }, signals.eventLoopDelayMs / 1000);
+      metrics.signal.set({ signal: 'request_wait' }, (signals.requestWaitMs ?? 0) / 1000);
       metrics.signal.set({ signal: 'event_loop_utilization' }, signals.eventLoopUtilization);
       metrics.signal.set({ signal: 'requests_in_flight' }, signals.inFlight);
       metrics.signal.set({ signal: 'db_pool_queue' }, signals.dbWaiting);

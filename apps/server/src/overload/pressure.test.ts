@@ -12,6 +12,8 @@ import {
   SHARE_RISE_MAX,
   SOFT_CEILING,
   TOP_LEVEL,
+  WAIT_TARGETS,
+  waitOver,
   type Pressure,
   type SaturationSignals,
 } from './pressure.js';
@@ -36,7 +38,16 @@ describe('pressureOf', () => {
       own: true,
     });
     // The standing delay (the lowest of the last samples) decides, not one late sample.
-    expect(pressureOf({ ...calm, eventLoopDelayMs: 30 }, LIMITS, 10)).toMatchObject({ ratio: 2, queueing: 0.25 });
+    expect(pressureOf({ ...calm, eventLoopDelayMs: 30 }, LIMITS, { delayMs: 10, waitMs: 10 })).toMatchObject({
+      ratio: 2,
+      queueing: 0.25,
+    });
+    // Requests waiting in the process (for the database) while the loop idles: shed below Enterprise, never above.
+    expect(pressureOf({ ...calm, requestWaitMs: 100 }, LIMITS)).toMatchObject({
+      ratio: 100 / (WAIT_TARGETS * 5),
+      signal: 'request_wait',
+      queueing: 1 / 40,
+    });
     expect(pressureOf({ ...calm, eventLoopDelayMs: 120 }, LIMITS)).toMatchObject({
       signal: 'event_loop_delay',
       ratio: 24,
@@ -123,6 +134,23 @@ describe('nextState', () => {
   });
 });
 
+describe('waitOver', () => {
+  it('measures a wait above the lowest time in process seen, which drifts up only slowly', () => {
+    let baselineMs = Infinity;
+    const waits = [3, 2, 3, 30].map((medianMs) => {
+      const next = waitOver(baselineMs, medianMs);
+      baselineMs = next.baselineMs;
+      return next.waitMs;
+    });
+    expect(waits[0]).toBe(0);
+    expect(waits[1]).toBe(0);
+    expect(waits[2]).toBeCloseTo(1, 2);
+    expect(waits[3]).toBeCloseTo(28, 1);
+    expect(baselineMs).toBeGreaterThan(2);
+    expect(baselineMs).toBeLessThan(2.1);
+  });
+});
+
 describe('levelFor', () => {
   /** Offered requests per half-class slot: 0 none, 2 free reads, 3 free creates, ..., 8 enterprise reads. */
   const spread = (counts: Record<number, number>) => Float64Array.from({ length: 12 }, (_, i) => counts[i] ?? 0);
@@ -196,6 +224,19 @@ describe('SaturationMonitor', () => {
     monitor.sample({ ...stalled, eventLoopDelayMs: 10 });
     expect(monitor.level).toBeLessThanOrEqual(SOFT_CEILING);
     expect(monitor.level).toBeGreaterThan(1);
+  });
+
+  it('sheds while the requests’ wait in the process stands past the target, however idle the loop', () => {
+    const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 50 });
+    const waiting = { ...calm, eventLoopDelayMs: 0.1, requestWaitMs: 2 * WAIT_TARGETS * LIMITS.targetDelayMs };
+    monitor.sample(waiting);
+    monitor.sample({ ...waiting, requestWaitMs: 1 });
+    monitor.sample(waiting);
+    expect(monitor.level).toBe(0);
+    for (let i = 0; i < 3; i++) monitor.sample(waiting);
+    expect(monitor.level).toBeGreaterThan(0);
+    expect(monitor.level).toBeLessThanOrEqual(SOFT_CEILING);
+    expect(monitor.pressure.signal).toBe('request_wait');
   });
 
   it('samples on a timer of its own that does not keep the process alive', async () => {

@@ -16,6 +16,12 @@ export interface SaturationSignals {
   readonly inFlight: number;
   /** Queries waiting for a database pool connection (PostgreSQL; 0 on SQLite). */
   readonly dbWaiting: number;
+  /**
+   * How much longer than usual requests answered during the sample stayed in the process (ms; their median time from
+   * admission to answer, less the lowest such median seen): a queue inside the process that the loop does not see,
+   * requests waiting for the database while the loop idles. 0 when not measured.
+   */
+  readonly requestWaitMs?: number;
 }
 
 /** Where each signal means "saturated" (config's LOAD_SHED_*); 0 leaves in-flight or the pool queue out. */
@@ -47,12 +53,18 @@ export interface SaturationThresholds {
 export const OWN_LOAD = 0.5;
 
 /** The signal names, as the metrics' `reason` label. */
-export const SIGNALS = ['event_loop_delay', 'event_loop_utilization', 'requests_in_flight', 'db_pool_queue'] as const;
+export const SIGNALS = [
+  'event_loop_delay',
+  'request_wait',
+  'event_loop_utilization',
+  'requests_in_flight',
+  'db_pool_queue',
+] as const;
 export type SignalName = (typeof SIGNALS)[number];
 
 /** What the controller acts on after a sample. */
 export interface Pressure {
-  /** The standing event-loop delay over its target (above 1: a queue stands; shed more of the plans below Enterprise). */
+  /** The standing queueing delay over its target (above 1: a queue stands; shed more of the plans below Enterprise). */
   readonly ratio: number;
   /** The signal that caused the shedding: the hard one most past its threshold, else the event-loop delay. */
   readonly signal: SignalName;
@@ -65,30 +77,61 @@ export interface Pressure {
 }
 
 /**
- * The pressure of a sample. `standingDelayMs` is the delay that stood through the last few samples (the lowest of
- * them, as CoDel takes the minimum of an interval): a burst or a pause makes a few turns late and passes, a queue
- * that stands keeps every one late. It defaults to the sample's own.
+ * The requests' wait is held at this many times the loop's target: a request's time in the process spans several
+ * turns of the loop (its key, its limits, its query), each of which may wait its turn, and a request that waits for
+ * the database with the loop idle delays nobody else; at capacity (1x) requests wait a few turns for the database
+ * already, and that is no queue to shed.
+ */
+export const WAIT_TARGETS = 8;
+
+/** Delays that stood through the last few samples (ms): the loop's, and the requests' wait in the process. */
+export interface Standing {
+  readonly delayMs: number;
+  readonly waitMs: number;
+}
+
+/**
+ * The pressure of a sample. `standing` holds the delays that stood through the last few samples (the lowest of them,
+ * as CoDel takes the minimum of an interval): a burst or a pause makes a few turns late and passes, a queue that
+ * stands keeps every one late. They default to the sample's own. A queue inside the process is either: requests
+ * waiting for their turn of the loop, or waiting for the database while the loop idles; only the loop's is a hard
+ * threshold (a loop that late delays everything, the probes' answers and Enterprise's too).
  */
 export function pressureOf(
   signals: SaturationSignals,
   limits: SaturationThresholds,
-  standingDelayMs = signals.eventLoopDelayMs,
+  standing: Standing = { delayMs: signals.eventLoopDelayMs, waitMs: signals.requestWaitMs ?? 0 },
 ): Pressure {
   const hard: [SignalName, number][] = [
-    ['event_loop_delay', standingDelayMs / limits.eventLoopDelayMs],
+    ['event_loop_delay', standing.delayMs / limits.eventLoopDelayMs],
     ['requests_in_flight', limits.maxInFlight > 0 ? signals.inFlight / limits.maxInFlight : 0],
     ['db_pool_queue', limits.maxDbWaiting > 0 ? signals.dbWaiting / limits.maxDbWaiting : 0],
   ];
   let worst = hard[0]!;
   for (const entry of hard) if (entry[1] > worst[1]) worst = entry;
   const busy = limits.eventLoopUtilization;
+  const loop = standing.delayMs / limits.targetDelayMs;
+  const wait = standing.waitMs / (WAIT_TARGETS * limits.targetDelayMs);
   return {
-    ratio: standingDelayMs / limits.targetDelayMs,
-    signal: worst[1] > 1 ? worst[0] : 'event_loop_delay',
+    ratio: Math.max(loop, wait),
+    signal: worst[1] > 1 ? worst[0] : wait > loop ? 'request_wait' : 'event_loop_delay',
     queueing: worst[1],
     headroom: Math.max(0, (busy - signals.eventLoopUtilization) / busy),
     own: signals.inFlight >= limits.minInFlight || signals.eventLoopUtilization >= OWN_LOAD,
   };
+}
+
+/** How far a sample's time in process above the baseline moves it up (an hour's changes, not an overload's). */
+const BASELINE_DRIFT = 0.0005;
+
+/**
+ * The requests' wait in a sample: their median time in the process less the baseline, the lowest such median seen
+ * (what a request costs when nothing queues; Netflix's concurrency limits call it the minimum RTT). The baseline
+ * follows a lower median at once and a higher one only slowly, so an overload does not become the norm.
+ */
+export function waitOver(baselineMs: number, medianMs: number): { baselineMs: number; waitMs: number } {
+  const next = medianMs < baselineMs ? medianMs : baselineMs + (medianMs - baselineMs) * BASELINE_DRIFT;
+  return { baselineMs: next, waitMs: medianMs - next };
 }
 
 /**
