@@ -24,9 +24,13 @@ const planOf = (req: IncomingMessage): ShedPlan | undefined => {
   return token.startsWith('uncached-') ? undefined : (token as ShedPlan);
 };
 
-async function start() {
+async function start(timesInProcess = true) {
   const shed: string[] = [];
-  const admission = new Admission({ monitor, onShed: (plan, signal) => shed.push(`${plan}/${signal}`) });
+  const admission = new Admission({
+    monitor,
+    timesInProcess,
+    onShed: (plan, signal) => shed.push(`${plan}/${signal}`),
+  });
   admission.planOf = planOf;
   const app = express();
   // The key lookup, as resolveApiKey does it: the record of an uncached key.
@@ -53,6 +57,13 @@ describe('Admission', () => {
     await vi.waitFor(() => expect(admission.inFlight).toBe(0));
     // Their median time in the process, once: the controller reads it every sample.
     expect(admission.takeTimeInProcess()).toBeGreaterThan(0);
+    expect(admission.takeTimeInProcess()).toBeUndefined();
+  });
+
+  it('keeps no times in the process when no signal reads them', async () => {
+    const { admission, send } = await start(false);
+    expect((await send('/v1/pets', 'free')).status).toBe(200);
+    await vi.waitFor(() => expect(admission.inFlight).toBe(0));
     expect(admission.takeTimeInProcess()).toBeUndefined();
   });
 

@@ -4,7 +4,7 @@ import { errorBody } from '@animal-store/contract';
 import type { RequestHandler } from 'express';
 import type { SaturationMonitor } from './monitor.js';
 import type { SignalName } from './pressure.js';
-import { HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
+import { CLASS_SLOTS, HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
 
 /** The plan of a request's bearer key when it is known without a lookup (cached), `none` without a valid key. */
 export type PlanProbe = (req: IncomingMessage) => ShedPlan | undefined;
@@ -34,8 +34,6 @@ type Admitted = ServerResponse & { [ADMITTED_AT]?: number };
 /** Requests the first gate let through without knowing their plan: the second decides after the key lookup. */
 const undecided = new WeakSet<IncomingMessage>();
 
-/** Slots of the offered-traffic counts: one per half class, 0 to HARD_LEVEL + 0.5. */
-const SLOTS = 2 * HARD_LEVEL + 2;
 /** While nothing is shed, one request in this many has its plan looked at, for the spread of the traffic alone. */
 const SPREAD_SAMPLE = 8;
 
@@ -43,6 +41,11 @@ export interface AdmissionOptions {
   readonly monitor: Pick<SaturationMonitor, 'level' | 'pressure'>;
   /** Told of every shed answer (metrics). */
   readonly onShed?: (plan: ShedPlan | 'unknown', signal: SignalName, req: IncomingMessage) => void;
+  /**
+   * Whether admitted requests' times in the process are kept for takeTimeInProcess: only when a signal reads them
+   * (PostgreSQL's), so no other request pays for a clock reading and a histogram record.
+   */
+  readonly timesInProcess?: boolean;
 }
 
 /**
@@ -58,9 +61,9 @@ export interface AdmissionOptions {
 export class Admission {
   #inFlight = 0;
   /** Shed debt per class and method, in halves of a class (0, 0.5, 1, ...). */
-  readonly #debt = new Float64Array(SLOTS);
+  readonly #debt = new Float64Array(CLASS_SLOTS);
   /** Requests offered per half class since takeOffered (while nothing is shed, a sample of them). */
-  #offered = new Float64Array(SLOTS);
+  #offered = new Float64Array(CLASS_SLOTS);
   #unsampled = 0;
   /** Tells the plan of a cached key (createApp sets it: the key cache lives in the app). */
   planOf: PlanProbe = () => undefined;
@@ -74,11 +77,13 @@ export class Admission {
     const answered = () => void this.#inFlight--;
     const times = this.#times;
     // A function, not an arrow: the response whose 'close' it hears is its `this`.
-    this.#finished = function finished(this: Admitted) {
-      answered();
-      const at = this[ADMITTED_AT];
-      if (at !== undefined) times.record(Math.max(1, Math.round((performance.now() - at) * 1000)));
-    };
+    this.#finished = options.timesInProcess
+      ? function finished(this: Admitted) {
+          answered();
+          const at = this[ADMITTED_AT];
+          if (at !== undefined) times.record(Math.max(1, Math.round((performance.now() - at) * 1000)));
+        }
+      : answered;
   }
 
   get inFlight(): number {
@@ -101,7 +106,7 @@ export class Admission {
       this.#countSample(req);
     }
     this.#inFlight++;
-    (res as Admitted)[ADMITTED_AT] = performance.now();
+    if (this.options.timesInProcess) (res as Admitted)[ADMITTED_AT] = performance.now();
     res.once('close', this.#finished);
     return true;
   }
@@ -127,7 +132,7 @@ export class Admission {
   /** The requests offered per half class since the last call, for the controller's spread of the traffic. */
   takeOffered(): Float64Array {
     const offered = this.#offered;
-    this.#offered = new Float64Array(SLOTS);
+    this.#offered = new Float64Array(CLASS_SLOTS);
     return offered;
   }
 

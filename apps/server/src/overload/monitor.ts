@@ -3,7 +3,6 @@ import {
   levelOf,
   nextState,
   pressureOf,
-  SOFT_SLOTS,
   waitOver,
   type Pressure,
   type SaturationSignals,
@@ -11,6 +10,7 @@ import {
   type ShedState,
   type Standing,
 } from './pressure.js';
+import { CLASS_SLOTS } from './priorities.js';
 
 export interface MonitorOptions {
   readonly thresholds: SaturationThresholds;
@@ -48,7 +48,7 @@ export class SaturationMonitor {
   #level = 0;
   #state: ShedState = { share: 0, hard: 0 };
   /** How the offered traffic is spread over the half-class slots (a moving average of shares). */
-  readonly #spread = new Float64Array(SOFT_SLOTS + 4);
+  readonly #spread = new Float64Array(CLASS_SLOTS);
   #pressure: Pressure = { ratio: 0, signal: 'event_loop_delay', queueing: 0, headroom: 0, own: false };
   /** The last samples' loop delays and requests' waits, newest last. */
   readonly #seen: Standing[] = [];

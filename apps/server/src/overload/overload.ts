@@ -83,6 +83,7 @@ export function createOverload(
   });
   const admission: Admission = new Admission({
     monitor,
+    timesInProcess: poolStats !== undefined,
     onShed(plan, signal) {
       shed++;
       metrics.shed.inc({ reason: signal, plan });

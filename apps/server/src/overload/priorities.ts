@@ -16,6 +16,12 @@ export function priorityClass(plan: ShedPlan, method: string): number {
 /** The shed level from which everything that may be shed is shed, before its key is looked at. */
 export const HARD_LEVEL = PLAN_NAMES.length + 1;
 
+/**
+ * Half-class slots of the per-class counts (admission's shed debt and offered traffic, the monitor's spread of it):
+ * classes 0 to HARD_LEVEL + 0.5.
+ */
+export const CLASS_SLOTS = 2 * HARD_LEVEL + 2;
+
 /** Paths never shed: the probes and the scrape, which must answer under load, and the operators' admin API. */
 const NEVER_SHED = ['/healthz', '/readyz', '/metrics'];
 const ADMIN_PREFIX = '/admin/v1';
