@@ -1,82 +1,161 @@
 /**
  * Open loop: a fixed arrival rate (wrk2 style). Request n is due at start + n/rate and its latency is measured from
- * when it was due, so a stall is charged to every request it delays (no coordinated omission). Keep-alive agent,
- * bounded sockets (or a new connection per request); with `graceSec`, answers still missing that long after the last
- * request was sent are given up and counted as errors; with `warmupSec`, the first requests are sent but not counted.
+ * when it was due, so a stall is charged to every request it delays (no coordinated omission): a request due while
+ * every connection waits for an answer waits in a queue here, and that wait is counted. Bounded keep-alive
+ * connections, opened as needed (or a new connection per request), over raw sockets with requests encoded once
+ * (raw-http.ts); with `graceSec`, answers still missing that long after the last request was sent are given up and
+ * counted as errors; with `warmupSec`, the first requests are sent but not counted. `sendLagP99` is the generator's
+ * own lateness: how long after its due time a request was taken up (queued or written), which is this process's CPU,
+ * not the server's.
  */
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Latencies, loadResult } from './latencies.js';
-import type { LoadRequest, LoadResult, LoadSpec } from './load-spec.js';
+import type { LoadResult, LoadSpec } from './load-spec.js';
 import { mixedRequest } from './mix.js';
+import { encodeRequest, RawConnection } from './raw-http.js';
 import { percentile } from './stats.js';
 
-export async function open(spec: LoadSpec): Promise<LoadResult> {
-  if (spec.startAt !== undefined) await new Promise((r) => setTimeout(r, Math.max(0, spec.startAt! - Date.now())));
-  const rate = spec.rate ?? 1000;
-  const total = Math.round(rate * spec.durationSec);
-  const warmup = Math.min(total, Math.round(rate * (spec.warmupSec ?? 0)));
-  const url = new URL(spec.origin);
-  const keepAlive = spec.keepAlive !== false;
-  const agent = new http.Agent({ keepAlive, maxSockets: spec.connections });
-  const lat = new Latencies();
-  const lag = new Latencies();
-  const codes: Record<string, number> = {};
-  let errors = 0;
-  let sent = 0;
-  let done = 0;
-  let settled = false;
-  return new Promise((resolve) => {
-    const start = performance.now();
-    const settle = () => {
-      if (settled) return;
-      settled = true;
-      errors += total - warmup - done;
-      agent.destroy();
-      const measuredFrom = start + (spec.warmupSec ?? 0) * 1000;
-      const result = loadResult(lat, codes, errors, (performance.now() - measuredFrom) / 1000);
-      resolve({ ...result, sendLagP99: percentile(lag.values, 99) });
-    };
-    const fire = (n: number) => {
-      const due = start + (n * 1000) / rate;
-      const counts = n >= warmup;
-      if (counts) lag.add(performance.now() - due);
-      const r = spec.mix ? mixedRequest(spec.mix) : spec.requests[n % spec.requests.length]!;
-      send(agent, url, r, (code) => {
-        if (settled) return;
-        if (counts && code === undefined) errors++;
-        else if (counts && code !== undefined) {
-          codes[code] = (codes[code] ?? 0) + 1;
-          if (code >= 200 && code < 300) lat.add(performance.now() - due);
-        }
-        finish(counts);
-      });
-    };
-    let uncounted = 0;
-    const finish = (counts: boolean) => {
-      if (counts) done++;
-      else uncounted++;
-      if (done + uncounted === total) settle();
-    };
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-      while (sent < due) fire(sent++);
-      if (sent < total) setTimeout(tick, 1);
-      else if (spec.graceSec !== undefined) setTimeout(settle, spec.graceSec * 1000).unref();
-    };
-    tick();
-  });
+/** A mix of reads is drawn this many times up front and sent in turn: varied pages, each a few bytes made once. */
+const POOL = 16_384;
+
+/** The requests' bytes: `next()` gives the one to send now. A mix with creates is drawn per request (fresh keys). */
+function requestBytes(spec: LoadSpec, host: string, keepAlive: boolean): () => Buffer {
+  const mix = spec.mix;
+  if (mix && mix.createPercent > 0) return () => encodeRequest(host, mixedRequest(mix), keepAlive);
+  const pool = mix
+    ? Array.from({ length: POOL }, () => encodeRequest(host, mixedRequest(mix), keepAlive))
+    : spec.requests.map((r) => encodeRequest(host, r, keepAlive));
+  let i = 0;
+  return () => pool[i++ % pool.length]!;
 }
 
-/** Sends one request; `done` gets its status once the answer is read, or undefined when it failed. */
-function send(agent: http.Agent, url: URL, r: LoadRequest, done: (status: number | undefined) => void): void {
-  const req = http.request(
-    { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers ?? {} },
-    (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0));
-    },
-  );
-  req.on('error', () => done(undefined));
-  req.end(r.body);
+interface Due {
+  at: number;
+  counts: boolean;
+}
+
+export function open(spec: LoadSpec): Promise<LoadResult> {
+  return new OpenLoop(spec).run();
+}
+
+class OpenLoop {
+  readonly #rate: number;
+  readonly #total: number;
+  readonly #warmup: number;
+  readonly #host: string;
+  readonly #port: number;
+  readonly #keepAlive: boolean;
+  readonly #next: () => Buffer;
+  readonly #lat = new Latencies();
+  readonly #lag = new Latencies();
+  readonly #codes: Record<string, number> = {};
+  readonly #idle: RawConnection[] = [];
+  /** Requests due while every connection waited for an answer, oldest first from #queued. */
+  readonly #queue: Due[] = [];
+  #queued = 0;
+  /** Every open connection and the request it waits for the answer of (undefined: idle). */
+  readonly #open = new Map<RawConnection, Due | undefined>();
+  #errors = 0;
+  #done = 0;
+  #uncounted = 0;
+  #start = 0;
+  #resolve: ((r: LoadResult) => void) | undefined;
+
+  constructor(private readonly spec: LoadSpec) {
+    this.#rate = spec.rate ?? 1000;
+    this.#total = Math.round(this.#rate * spec.durationSec);
+    this.#warmup = Math.min(this.#total, Math.round(this.#rate * (spec.warmupSec ?? 0)));
+    const url = new URL(spec.origin);
+    [this.#host, this.#port] = [url.hostname, Number(url.port)];
+    this.#keepAlive = spec.keepAlive !== false;
+    this.#next = requestBytes(spec, url.host, this.#keepAlive);
+  }
+
+  async run(): Promise<LoadResult> {
+    const { startAt } = this.spec;
+    if (startAt !== undefined) await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+    return new Promise((resolve) => {
+      this.#resolve = resolve;
+      this.#start = performance.now();
+      let sent = 0;
+      const tick = () => {
+        const due = Math.min(this.#total, Math.floor(((performance.now() - this.#start) * this.#rate) / 1000) + 1);
+        while (sent < due) this.#fire(sent++);
+        if (sent < this.#total) setTimeout(tick, 1);
+        else if (this.spec.graceSec !== undefined) setTimeout(() => this.#settle(), this.spec.graceSec * 1000).unref();
+      };
+      tick();
+    });
+  }
+
+  #fire(n: number): void {
+    const due = { at: this.#start + (n * 1000) / this.#rate, counts: n >= this.#warmup };
+    if (due.counts) this.#lag.add(performance.now() - due.at);
+    this.#dispatch(due);
+  }
+
+  /** Sends `due` on an idle connection, a new one while under the bound, or queues it for the next one free. */
+  #dispatch(due: Due): void {
+    let c = this.#idle.pop();
+    while (c?.dead) {
+      this.#open.delete(c);
+      c = this.#idle.pop();
+    }
+    if (c === undefined && this.#open.size >= this.spec.connections) return void this.#queue.push(due);
+    c ??= this.#connection();
+    this.#open.set(c, due);
+    c.send(this.#next());
+  }
+
+  #connection(): RawConnection {
+    const c: RawConnection = new RawConnection(
+      this.#port,
+      this.#host,
+      (status) => {
+        this.#finish(this.#open.get(c)!, status);
+        if (!this.#keepAlive) c.destroy();
+        this.#released(c);
+      },
+      () => {
+        this.#finish(this.#open.get(c)!, undefined);
+        this.#released(c);
+      },
+    );
+    return c;
+  }
+
+  #released(c: RawConnection): void {
+    if (c.dead) this.#open.delete(c);
+    else {
+      this.#open.set(c, undefined);
+      this.#idle.push(c);
+    }
+    if (this.#resolve === undefined || this.#queued === this.#queue.length) return;
+    const waiting = this.#queue[this.#queued]!;
+    this.#queue[this.#queued++] = undefined as unknown as Due;
+    this.#dispatch(waiting);
+  }
+
+  #finish(due: Due, status: number | undefined): void {
+    if (this.#resolve === undefined) return;
+    if (due.counts && status === undefined) this.#errors++;
+    else if (due.counts && status !== undefined) {
+      this.#codes[status] = (this.#codes[status] ?? 0) + 1;
+      if (status >= 200 && status < 300) this.#lat.add(performance.now() - due.at);
+    }
+    if (due.counts) this.#done++;
+    else this.#uncounted++;
+    if (this.#done + this.#uncounted === this.#total) this.#settle();
+  }
+
+  #settle(): void {
+    const resolve = this.#resolve;
+    if (resolve === undefined) return;
+    this.#resolve = undefined;
+    this.#errors += this.#total - this.#warmup - this.#done;
+    for (const c of this.#open.keys()) c.destroy();
+    const measuredFrom = this.#start + (this.spec.warmupSec ?? 0) * 1000;
+    const result = loadResult(this.#lat, this.#codes, this.#errors, (performance.now() - measuredFrom) / 1000);
+    resolve({ ...result, sendLagP99: percentile(this.#lag.values, 99) });
+  }
 }
