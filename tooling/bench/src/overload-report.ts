@@ -10,8 +10,10 @@ import { check, table } from './table.js';
 export interface SetupReport {
   name: string;
   label: string;
-  /** 2xx answers a second in a closed loop, shedding off. */
+  /** The highest open-loop rate served within the latency bound, shedding off (overload-capacity.ts). */
   capacity: number;
+  /** A closed loop's figure on the same server, for comparison. */
+  closedCapacity: number;
   on: StepResult[];
   off: StepResult[];
 }
@@ -85,7 +87,7 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
 export function overloadTable(r: SetupReport): string {
   const rows = [...r.on.map((s) => row(r, true, s)), ...r.off.map((s) => row(r, false, s))];
   return [
-    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (closed loop, shedding off); open loop, latency from the intended send time:\n`,
+    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}); latency from the intended send time:\n`,
     table(
       [
         'shedding, offered',

@@ -1,6 +1,6 @@
 /**
- * The overload scenario's steps (issue #25 §4): the capacity of a server in a closed loop, then offered load in an open
- * loop, as several load generators at once (load-client.ts): many Free keys drawing the mixed workload's reads, a
+ * The overload scenario's steps (issue #25 §4): offered load in an open loop (at multiples of the capacity that
+ * overload-capacity.ts measures), as several load generators at once (load-client.ts): many Free keys drawing the mixed workload's reads, a
  * steady Enterprise trickle, `/healthz` probes on a new connection each on the API port and on OPS_PORT, and in one
  * step one key holding 500 requests in flight.
  */
@@ -34,7 +34,7 @@ export const TRICKLE_RATE = 50;
 /** Probes a second on each port, each on a new connection as a kubelet sends them. */
 const PROBE_RATE = 20;
 /** Sockets of the Free crowd's generator: many apps, each with its connections. */
-const CROWD_SOCKETS = 200;
+export const CROWD_SOCKETS = 200;
 /** A client's patience: answers not back this long after the step's last request count as failed. */
 const GRACE_SEC = 5;
 /** Every generator of a step starts this long after the step is set up (their start-ups out of the way)... */
@@ -50,7 +50,12 @@ export const NOISY_CONNECTIONS = 500;
  * so one CPU of generators can offer 4x what one CPU of server can answer.
  */
 export const PAGE_LIMIT = 100;
-const reads = (keys: string[]): MixSpec => ({ keys, createPercent: 0, maxId: CATALOGUE_SIZE, limit: PAGE_LIMIT });
+export const reads = (keys: string[]): MixSpec => ({
+  keys,
+  createPercent: 0,
+  maxId: CATALOGUE_SIZE,
+  limit: PAGE_LIMIT,
+});
 
 export interface StepResult {
   /** Offered load as a share of capacity (0 for the trickle alone). */
@@ -199,18 +204,4 @@ export async function warmKeys(s: OverloadServer, keys: string[]): Promise<void>
     rate,
     durationSec: keys.length / rate,
   });
-}
-
-/** 2xx answers a second of the crowd's reads in a closed loop (after a 2 s warm-up): the capacity the steps scale. */
-export async function capacity(s: OverloadServer, traffic: Traffic): Promise<LoadResult> {
-  const spec = (durationSec: number): LoadSpec => ({
-    mode: 'closed',
-    origin: s.server.origin,
-    requests: [],
-    mix: reads(traffic.free),
-    connections: settings.connections,
-    durationSec,
-  });
-  await load(spec(2));
-  return load(spec(settings.seconds));
 }

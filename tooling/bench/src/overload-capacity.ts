@@ -1,0 +1,82 @@
+/**
+ * The capacity the overload scenario scales its steps by: the highest rate the open loop of the steps themselves
+ * (the crowd's reads on CROWD_SOCKETS connections, shedding off) is served at within a latency bound. A closed loop
+ * measures something else: with fewer connections than the crowd's it batches less per turn of the server's loop and
+ * understates the rate, and with as many it holds the server saturated, a rate an open loop cannot be served at
+ * without a standing queue. So a short search, in the same run: from a closed loop's figure, up by RAISE while a rate
+ * is served, then halving the interval between the best rate served and the lowest one not.
+ */
+import type { LoadResult } from './load-spec.js';
+import { load } from './load-client.js';
+import { CROWD_SOCKETS, reads, type OverloadServer, type Traffic } from './overload-steps.js';
+import { settings } from './settings.js';
+
+/** A rate is served when at least this share of its requests got a 2xx... */
+export const CAPACITY_SERVED = 0.99;
+/** ... and their p99, from the intended send time, stayed within this (ms). */
+export const CAPACITY_P99_MS = 100;
+/** Each rate tried: a second to open connections, then this many counted seconds. */
+const PROBE_SEC = 3;
+const RAISE = 1.25;
+/** The search stops when the rate not served is within this ratio of the rate served, or after MAX_PROBES. */
+const PRECISION = 1.05;
+const MAX_PROBES = 8;
+
+export interface CapacityProbe {
+  rate: number;
+  served: boolean;
+  result: LoadResult;
+}
+
+export interface Capacity {
+  /** The highest rate served (req/s). */
+  rps: number;
+  /** The closed loop's figure the search started from (settings.connections connections). */
+  closedRps: number;
+  probes: CapacityProbe[];
+}
+
+const servedShare = (r: LoadResult) => r.ok / Math.max(1, r.ok + r.non2xx + r.errors);
+
+async function tryRate(s: OverloadServer, traffic: Traffic, rate: number): Promise<CapacityProbe> {
+  const result = await load({
+    mode: 'open',
+    origin: s.server.origin,
+    requests: [],
+    mix: reads(traffic.free),
+    connections: CROWD_SOCKETS,
+    durationSec: 1 + PROBE_SEC,
+    warmupSec: 1,
+    rate,
+    graceSec: 2,
+  });
+  // Let the server finish what a rate too high left queued before the next one.
+  await new Promise((r) => setTimeout(r, 1000));
+  return { rate, served: servedShare(result) >= CAPACITY_SERVED && result.p99 <= CAPACITY_P99_MS, result };
+}
+
+export async function capacity(s: OverloadServer, traffic: Traffic): Promise<Capacity> {
+  const closed = (durationSec: number) =>
+    load({
+      mode: 'closed',
+      origin: s.server.origin,
+      requests: [],
+      mix: reads(traffic.free),
+      connections: settings.connections,
+      durationSec,
+    });
+  await closed(1);
+  const closedRps = (await closed(3)).rps;
+  const probes: CapacityProbe[] = [];
+  let [best, worst, rate] = [0, Infinity, Math.round(closedRps)];
+  while (probes.length < MAX_PROBES && worst / Math.max(1, best) > PRECISION) {
+    const probe = await tryRate(s, traffic, rate);
+    probes.push(probe);
+    if (probe.served) best = rate;
+    else worst = rate;
+    if (worst === Infinity) rate = Math.round(rate * RAISE);
+    else if (best === 0) rate = Math.round(rate / RAISE);
+    else rate = Math.round((best + worst) / 2);
+  }
+  return { rps: best, closedRps, probes };
+}
