@@ -33,6 +33,7 @@ const goodput = (s: StepResult) => (s.crowd?.rps ?? 0) + s.trickle.rps;
 
 const SIGNAL_NAMES: Record<string, string> = {
   event_loop_delay: 'delay',
+  event_loop_turn: 'turn',
   request_wait: 'wait',
   event_loop_utilization: 'ELU',
   requests_in_flight: 'in flight',

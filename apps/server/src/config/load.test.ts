@@ -101,6 +101,7 @@ describe('loadConfig', () => {
         maxDbWaiting: 50,
         minInFlight: 8,
       },
+      turnBudgetMs: 5,
       hold: { ms: 1000, maxSockets: 1000 },
     });
     expect(config.livenessStallMs).toBe(5000);
@@ -111,6 +112,7 @@ describe('loadConfig', () => {
       LOAD_SHED_EVENT_LOOP_UTILIZATION: '75',
       LOAD_SHED_TARGET_DELAY_MS: '20',
       LOAD_SHED_MAX_IN_FLIGHT: '0',
+      LOAD_SHED_TURN_BUDGET_MS: '0',
       CONCURRENCY_LIMITS: 'shared',
       OPS_PORT: '9464',
       REFUSAL_HOLD_MS: '0',
@@ -122,6 +124,7 @@ describe('loadConfig', () => {
     expect(changed.loadShedding.thresholds.eventLoopUtilization).toBe(0.75);
     expect(changed.loadShedding.thresholds.targetDelayMs).toBe(20);
     expect(changed.loadShedding.thresholds.maxInFlight).toBe(0);
+    expect(changed.loadShedding.turnBudgetMs).toBe(0);
     expect(changed.concurrency.scope).toBe('shared');
     expect(changed.opsPort).toBe(9464);
     expect(() => loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '120' })).toThrow(/at most 100/);

@@ -25,7 +25,13 @@ export type Config = {
   /** Requests of one key in flight at once (the plan's number): where they are counted, and a lease's life. */
   concurrency: { scope: (typeof CONCURRENCY_SCOPES)[number]; leaseMs: number };
   /** Admission control from the process's own saturation (overload/): on or off, and where each signal saturates. */
-  loadShedding: { enabled: boolean; thresholds: SaturationThresholds; hold: HoldSettings };
+  loadShedding: {
+    enabled: boolean;
+    thresholds: SaturationThresholds;
+    /** The work one turn of the event loop admits (ms) before it sheds below Enterprise (overload/turn.ts); 0: off. */
+    turnBudgetMs: number;
+    hold: HoldSettings;
+  };
   /** A second port serving only /healthz, /readyz and /metrics, whose queue no flood of API connections fills. */
   opsPort: number | undefined;
   /** OPS_PORT's /healthz answers 503 once the main event loop has not run for this long (ms): wedged. */
@@ -122,6 +128,7 @@ function configOf(e: Env): Config {
         maxDbWaiting: e.LOAD_SHED_MAX_DB_WAITING,
         minInFlight: e.LOAD_SHED_MIN_IN_FLIGHT,
       },
+      turnBudgetMs: e.LOAD_SHED_TURN_BUDGET_MS,
       hold: { ms: e.REFUSAL_HOLD_MS, maxSockets: e.REFUSAL_HOLD_MAX_SOCKETS },
     },
     opsPort: e.OPS_PORT,

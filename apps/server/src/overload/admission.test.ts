@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type Server } from 'node:http';
+import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -6,6 +6,7 @@ import type { ApiKeyRecord } from '../db/types.js';
 import { Admission } from './admission.js';
 import type { Pressure } from './pressure.js';
 import { HARD_LEVEL, type ShedPlan } from './priorities.js';
+import { TurnBudget } from './turn.js';
 
 /** The shed level the test sets (a monitor's view, without its timer). */
 const monitor = { level: 0, pressure: { ratio: 2, signal: 'event_loop_delay', queueing: 2 } as Pressure };
@@ -152,5 +153,58 @@ describe('Admission', () => {
     expect((await send('/v1/pets', 'enterprise', 'POST')).status).toBe(503);
     expect(probe).not.toHaveBeenCalled();
     expect(shed).toEqual(['unknown/event_loop_delay']);
+  });
+});
+
+describe('Admission: the turn budget', () => {
+  /** Requests offered straight to the gate, on a turn whose clock and end the test sets. */
+  function gate() {
+    let now = 0;
+    const ends: Array<() => void> = [];
+    const turn = new TurnBudget(
+      4,
+      () => now,
+      (f) => void ends.push(f),
+    );
+    const shed: string[] = [];
+    const admission = new Admission({ monitor, turn, onShed: (plan, signal) => shed.push(`${plan}/${signal}`) });
+    admission.planOf = planOf;
+    const offer = (url: string, key?: string, method = 'GET') => {
+      const headers = key ? { authorization: `Bearer ${key}` } : {};
+      let status = 0;
+      const res = { writeHead: (s: number) => void (status = s), end: () => {}, once: () => {} };
+      admission.admit({ url, method, headers } as IncomingMessage, res as unknown as ServerResponse);
+      return status === 0 ? 'in' : status;
+    };
+    return { offer, shed, at: (ms: number) => void (now = ms), endTurn: () => ends.splice(0).forEach((f) => f()) };
+  }
+
+  it("sheds a turn's requests past their class's share of it, lowest first, never Enterprise or the probes", () => {
+    const { offer, shed, at, endTurn } = gate();
+    expect(offer('/v1/pets', 'free')).toBe('in'); // the turn's first
+    at(5); // past the budget (4): keyless and Free shed
+    expect([offer('/v1/pets'), offer('/v1/pets', 'free'), offer('/v1/pets', 'free', 'POST')]).toEqual([503, 503, 'in']);
+    expect([offer('/v1/pets', 'pro'), offer('/v1/pets', 'uncached-free'), offer('/healthz')]).toEqual([
+      'in',
+      'in',
+      'in',
+    ]);
+    at(13); // past Pro's (8) and Business's reads (12), not Business's creates (14)
+    expect([offer('/v1/pets', 'pro'), offer('/v1/pets', 'business'), offer('/v1/pets', 'business', 'POST')]).toEqual([
+      503,
+      503,
+      'in',
+    ]);
+    at(1000);
+    expect([offer('/v1/pets', 'enterprise'), offer('/admin/v1/keys'), offer('/metrics')]).toEqual(['in', 'in', 'in']);
+    endTurn();
+    at(1001);
+    expect([offer('/v1/pets', 'free'), offer('/v1/pets')]).toEqual(['in', 'in']); // a new turn
+    expect(shed).toEqual([
+      'none/event_loop_turn',
+      'free/event_loop_turn',
+      'pro/event_loop_turn',
+      'business/event_loop_turn',
+    ]);
   });
 });

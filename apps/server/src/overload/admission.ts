@@ -5,6 +5,7 @@ import type { RequestHandler } from 'express';
 import type { SaturationMonitor } from './monitor.js';
 import type { SignalName } from './pressure.js';
 import { CLASS_SLOTS, HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
+import { turnLimit, TurnBudget } from './turn.js';
 
 /** The plan of a request's bearer key when it is known without a lookup (cached), `none` without a valid key. */
 export type PlanProbe = (req: IncomingMessage) => ShedPlan | undefined;
@@ -46,6 +47,11 @@ export interface AdmissionOptions {
    * (PostgreSQL's), so no other request pays for a clock reading and a histogram record.
    */
   readonly timesInProcess?: boolean;
+  /**
+   * The work one turn of the event loop admits (turn.ts; LOAD_SHED_TURN_BUDGET_MS): past it, the turn's remaining
+   * requests below Enterprise are shed, lowest plan first. A TurnBudget (a test's clock), a budget in ms, or 0/unset: off.
+   */
+  readonly turn?: TurnBudget | number;
 }
 
 /**
@@ -72,8 +78,11 @@ export class Admission {
   /** Admitted requests' times in the process (µs), since takeTimeInProcess. */
   readonly #times: RecordableHistogram = createHistogram();
   readonly #finished: (this: Admitted) => void;
+  readonly #turn: TurnBudget;
 
   constructor(private readonly options: AdmissionOptions) {
+    const { turn } = options;
+    this.#turn = turn instanceof TurnBudget ? turn : new TurnBudget(turn ?? 0);
     const answered = () => void this.#inFlight--;
     const times = this.#times;
     // A function, not an arrow: the response whose 'close' it hears is its `this`.
@@ -93,12 +102,14 @@ export class Admission {
   /** True when the request goes on; false when it was answered 503 here. */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.door?.(req, res)) return false;
+    const spent = this.#turn.over();
+    if (spent !== undefined && this.#turnSheds(req, res, spent)) return false;
     const { level } = this.options.monitor;
     if (level > 0 && !neverShed(req.url ?? '/')) {
       const plan = level >= HARD_LEVEL ? 'unknown' : this.planOf(req);
       if (plan === undefined) undecided.add(req);
       else if (plan === 'unknown' || this.#sheds(plan, req.method ?? 'GET', level)) {
-        this.#shed(req, res, plan);
+        this.#shed(req, res, plan, this.options.monitor.pressure.signal);
         return false;
       }
     } else if (level === 0 && ++this.#unsampled === SPREAD_SAMPLE) {
@@ -117,7 +128,8 @@ export class Admission {
     undecided.delete(req);
     const plan: ShedPlan = req.apiKey ? req.apiKey.plan : 'none';
     // #sheds counts it among the requests offered.
-    if (this.#sheds(plan, req.method, this.options.monitor.level)) this.#shed(req, res, plan);
+    const { level, pressure } = this.options.monitor;
+    if (this.#sheds(plan, req.method, level)) this.#shed(req, res, plan, pressure.signal);
     else next();
   };
 
@@ -134,6 +146,21 @@ export class Admission {
     const offered = this.#offered;
     this.#offered = new Float64Array(CLASS_SLOTS);
     return offered;
+  }
+
+  /**
+   * Sheds a request that arrives once its turn has worked `spent` ms, past its class's share of the turn's budget
+   * (turn.ts). Only a key the cache holds is judged: an uncached one goes on to its lookup and the level's gate.
+   */
+  #turnSheds(req: IncomingMessage, res: ServerResponse, spent: number): boolean {
+    if (neverShed(req.url ?? '/')) return false;
+    const plan = this.planOf(req);
+    if (plan === undefined) return false;
+    const cls = priorityClass(plan, req.method ?? 'GET');
+    if (spent <= turnLimit(this.#turn.budgetMs, cls)) return false;
+    this.#count(cls * 2);
+    this.#shed(req, res, plan, 'event_loop_turn');
+    return true;
   }
 
   #countSample(req: IncomingMessage): void {
@@ -164,9 +191,9 @@ export class Admission {
     return true;
   }
 
-  #shed(req: IncomingMessage, res: ServerResponse, plan: ShedPlan | 'unknown'): void {
+  #shed(req: IncomingMessage, res: ServerResponse, plan: ShedPlan | 'unknown', signal: SignalName): void {
     res.writeHead(503, SHED_HEADERS);
     res.end(SHED_BODY);
-    this.options.onShed?.(plan, this.options.monitor.pressure.signal, req);
+    this.options.onShed?.(plan, signal, req);
   }
 }

@@ -84,6 +84,7 @@ export function createOverload(
   const admission: Admission = new Admission({
     monitor,
     timesInProcess: poolStats !== undefined,
+    turn: settings.turnBudgetMs,
     onShed(plan, signal) {
       shed++;
       metrics.shed.inc({ reason: signal, plan });

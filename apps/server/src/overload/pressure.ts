@@ -55,6 +55,7 @@ export const OWN_LOAD = 0.5;
 /** The signal names, as the metrics' `reason` label. */
 export const SIGNALS = [
   'event_loop_delay',
+  'event_loop_turn',
   'request_wait',
   'event_loop_utilization',
   'requests_in_flight',
