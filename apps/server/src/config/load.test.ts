@@ -101,7 +101,7 @@ describe('loadConfig', () => {
         maxDbWaiting: 50,
         minInFlight: 8,
       },
-      turnBudgetMs: 5,
+      turnBudgetMs: 2,
       hold: { ms: 1000, maxSockets: 1000 },
     });
     expect(config.livenessStallMs).toBe(5000);
