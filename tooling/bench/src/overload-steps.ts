@@ -195,7 +195,7 @@ export function pin(pid: number, list: 'server' | 'load' | 'all'): void {
 /** Every key once, so each is in the server's key cache before anything is measured. */
 export async function warmKeys(s: OverloadServer, keys: string[]): Promise<void> {
   const requests = keys.map((k) => list(k, '?limit=10'));
-  const rate = 2000;
+  const rate = 5000;
   await load({
     mode: 'open',
     origin: s.server.origin,

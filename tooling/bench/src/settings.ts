@@ -44,7 +44,7 @@ export const settings = {
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */
   overloadStepSeconds: number('BENCH_OVERLOAD_STEP_SECONDS', 8),
   /** BENCH_OVERLOAD_KEYS: Free keys sending the overload scenario's traffic (60 requests a minute each at most). */
-  overloadKeys: number('BENCH_OVERLOAD_KEYS', 6000),
+  overloadKeys: number('BENCH_OVERLOAD_KEYS', 24000),
   /** BENCH_OVERLOAD_ONLY: while iterating, a subset: setups (sqlite, postgres), steps (0.5, 1, 2, 4, noisy), on/off. */
   overloadOnly: list('BENCH_OVERLOAD_ONLY'),
   /** BENCH_PROFILE_SECONDS and BENCH_PROFILE_TOP: `--profile`'s load and the functions it prints. */

@@ -101,7 +101,7 @@ describe('loadConfig', () => {
         maxDbWaiting: 50,
         minInFlight: 8,
       },
-      turnBudgetMs: 2,
+      turn: { budgetMs: 2, utilization: 0.8 },
       hold: { ms: 1000, maxSockets: 1000 },
     });
     expect(config.livenessStallMs).toBe(5000);
@@ -124,7 +124,7 @@ describe('loadConfig', () => {
     expect(changed.loadShedding.thresholds.eventLoopUtilization).toBe(0.75);
     expect(changed.loadShedding.thresholds.targetDelayMs).toBe(20);
     expect(changed.loadShedding.thresholds.maxInFlight).toBe(0);
-    expect(changed.loadShedding.turnBudgetMs).toBe(0);
+    expect(changed.loadShedding.turn.budgetMs).toBe(0);
     expect(changed.concurrency.scope).toBe('shared');
     expect(changed.opsPort).toBe(9464);
     expect(() => loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '120' })).toThrow(/at most 100/);

@@ -28,8 +28,11 @@ export type Config = {
   loadShedding: {
     enabled: boolean;
     thresholds: SaturationThresholds;
-    /** The work one turn of the event loop admits (ms) before it sheds below Enterprise (overload/turn.ts); 0: off. */
-    turnBudgetMs: number;
+    /**
+     * The work one turn of the event loop admits (ms) before it sheds below Enterprise (overload/turn.ts; 0: off), only
+     * while the loop was busy at least `utilization` (0..1) of the last sample.
+     */
+    turn: { budgetMs: number; utilization: number };
     hold: HoldSettings;
   };
   /** A second port serving only /healthz, /readyz and /metrics, whose queue no flood of API connections fills. */
@@ -128,7 +131,7 @@ function configOf(e: Env): Config {
         maxDbWaiting: e.LOAD_SHED_MAX_DB_WAITING,
         minInFlight: e.LOAD_SHED_MIN_IN_FLIGHT,
       },
-      turnBudgetMs: e.LOAD_SHED_TURN_BUDGET_MS,
+      turn: { budgetMs: e.LOAD_SHED_TURN_BUDGET_MS, utilization: e.LOAD_SHED_TURN_UTILIZATION / 100 },
       hold: { ms: e.REFUSAL_HOLD_MS, maxSockets: e.REFUSAL_HOLD_MAX_SOCKETS },
     },
     opsPort: e.OPS_PORT,

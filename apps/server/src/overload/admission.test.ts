@@ -9,10 +9,15 @@ import { HARD_LEVEL, type ShedPlan } from './priorities.js';
 import { TurnBudget } from './turn.js';
 
 /** The shed level the test sets (a monitor's view, without its timer). */
-const monitor = { level: 0, pressure: { ratio: 2, signal: 'event_loop_delay', queueing: 2 } as Pressure };
+const monitor = {
+  level: 0,
+  utilization: 1,
+  pressure: { ratio: 2, signal: 'event_loop_delay', queueing: 2 } as Pressure,
+};
 let server: Server | undefined;
 afterEach(async () => {
   monitor.level = 0;
+  monitor.utilization = 1;
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
@@ -167,7 +172,12 @@ describe('Admission: the turn budget', () => {
       (f) => void ends.push(f),
     );
     const shed: string[] = [];
-    const admission = new Admission({ monitor, turn, onShed: (plan, signal) => shed.push(`${plan}/${signal}`) });
+    const admission = new Admission({
+      monitor,
+      turn,
+      turnFromUtilization: 0.8,
+      onShed: (plan, signal) => shed.push(`${plan}/${signal}`),
+    });
     admission.planOf = planOf;
     const offer = (url: string, key?: string, method = 'GET') => {
       const headers = key ? { authorization: `Bearer ${key}` } : {};
@@ -206,5 +216,18 @@ describe('Admission: the turn budget', () => {
       'pro/event_loop_turn',
       'business/event_loop_turn',
     ]);
+  });
+
+  it('leaves the budget alone while the loop was busy less than its utilization threshold', () => {
+    const { offer, shed, at } = gate();
+    monitor.utilization = 0.7;
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(100);
+    expect([offer('/v1/pets'), offer('/v1/pets', 'free')]).toEqual(['in', 'in']);
+    monitor.utilization = 0.8; // busy enough: the turn is timed from its next request
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(200);
+    expect(offer('/v1/pets', 'free')).toBe(503);
+    expect(shed).toEqual(['free/event_loop_turn']);
   });
 });

@@ -39,7 +39,7 @@ const undecided = new WeakSet<IncomingMessage>();
 const SPREAD_SAMPLE = 8;
 
 export interface AdmissionOptions {
-  readonly monitor: Pick<SaturationMonitor, 'level' | 'pressure'>;
+  readonly monitor: Pick<SaturationMonitor, 'level' | 'pressure' | 'utilization'>;
   /** Told of every shed answer (metrics). */
   readonly onShed?: (plan: ShedPlan | 'unknown', signal: SignalName, req: IncomingMessage) => void;
   /**
@@ -52,6 +52,12 @@ export interface AdmissionOptions {
    * requests below Enterprise are shed, lowest plan first. A TurnBudget (a test's clock), a budget in ms, or 0/unset: off.
    */
   readonly turn?: TurnBudget | number;
+  /**
+   * The turn budget applies only while the loop was busy at least this share of the monitor's last sample
+   * (LOAD_SHED_TURN_UTILIZATION): a long turn in a loop that then idles (a database's answers coming back together)
+   * delays the next requests by less than shedding them would cost. Default 0: always.
+   */
+  readonly turnFromUtilization?: number;
 }
 
 /**
@@ -102,9 +108,9 @@ export class Admission {
   /** True when the request goes on; false when it was answered 503 here. */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.door?.(req, res)) return false;
-    const spent = this.#turn.over();
+    const { level, utilization } = this.options.monitor;
+    const spent = utilization >= (this.options.turnFromUtilization ?? 0) ? this.#turn.over() : undefined;
     if (spent !== undefined && this.#turnSheds(req, res, spent)) return false;
-    const { level } = this.options.monitor;
     if (level > 0 && !neverShed(req.url ?? '/')) {
       const plan = level >= HARD_LEVEL ? 'unknown' : this.planOf(req);
       if (plan === undefined) undecided.add(req);

@@ -46,6 +46,7 @@ const SPREAD_WEIGHT = 0.2;
  */
 export class SaturationMonitor {
   #level = 0;
+  #utilization = 0;
   #state: ShedState = { share: 0, hard: 0 };
   /** How the offered traffic is spread over the half-class slots (a moving average of shares). */
   readonly #spread = new Float64Array(CLASS_SLOTS);
@@ -74,6 +75,11 @@ export class SaturationMonitor {
     return this.#pressure;
   }
 
+  /** The share of the last sample the event loop was busy, counting only the CPU the process used (0..1). */
+  get utilization(): number {
+    return this.#utilization;
+  }
+
   /** The share of the offered traffic below Enterprise the controller sheds (0..1). */
   get share(): number {
     return this.#state.share;
@@ -98,6 +104,7 @@ export class SaturationMonitor {
   /** One controller step with these signals (the timer's, or a test's). */
   sample(signals: SaturationSignals): void {
     const before = this.#level;
+    this.#utilization = signals.eventLoopUtilization;
     this.#spreadOffered();
     this.#seen.push({ delayMs: signals.eventLoopDelayMs, waitMs: signals.requestWaitMs ?? 0 });
     if (this.#seen.length > STANDING_SAMPLES) this.#seen.shift();

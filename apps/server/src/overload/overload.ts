@@ -84,7 +84,8 @@ export function createOverload(
   const admission: Admission = new Admission({
     monitor,
     timesInProcess: poolStats !== undefined,
-    turn: settings.turnBudgetMs,
+    turn: settings.turn.budgetMs,
+    turnFromUtilization: settings.turn.utilization,
     onShed(plan, signal) {
       shed++;
       metrics.shed.inc({ reason: signal, plan });
