@@ -3,8 +3,10 @@
  * (the crowd's reads on CROWD_SOCKETS connections, shedding off) is served at within a latency bound. A closed loop
  * measures something else: with fewer connections than the crowd's it batches less per turn of the server's loop and
  * understates the rate, and with as many it holds the server saturated, a rate an open loop cannot be served at
- * without a standing queue. So a short search, in the same run: from a closed loop's figure, up by RAISE while a rate
- * is served, then halving the interval between the best rate served and the lowest one not.
+ * without a standing queue. So a search, in the same run: from a closed loop's figure, up by RAISE while a rate is
+ * served, then halving the interval between the best rate served and the lowest one not. Each rate is tried for as
+ * long as a step lasts (a second to open connections, then settings.overloadStepSeconds counted): a rate a little
+ * above what the server sustains passes a short probe before its queue has grown.
  */
 import type { LoadResult } from './load-spec.js';
 import { load } from './load-client.js';
@@ -15,12 +17,10 @@ import { settings } from './settings.js';
 export const CAPACITY_SERVED = 0.99;
 /** ... and their p99, from the intended send time, stayed within this (ms). */
 export const CAPACITY_P99_MS = 100;
-/** Each rate tried: a second to open connections, then this many counted seconds. */
-const PROBE_SEC = 3;
 const RAISE = 1.25;
 /** The search stops when the rate not served is within this ratio of the rate served, or after MAX_PROBES. */
 const PRECISION = 1.05;
-const MAX_PROBES = 8;
+const MAX_PROBES = 7;
 
 export interface CapacityProbe {
   rate: number;
@@ -45,7 +45,7 @@ async function tryRate(s: OverloadServer, traffic: Traffic, rate: number): Promi
     requests: [],
     mix: reads(traffic.free),
     connections: CROWD_SOCKETS,
-    durationSec: 1 + PROBE_SEC,
+    durationSec: 1 + settings.overloadStepSeconds,
     warmupSec: 1,
     rate,
     graceSec: 2,
