@@ -25,6 +25,8 @@ export interface RoundsOptions {
   seconds: number;
   connections: number;
   rounds: number;
+  /** Each target's unmeasured load before the first round (default 2 s). */
+  warmupSeconds?: number;
 }
 
 /** The run's closed-loop settings (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS). */
@@ -46,7 +48,7 @@ const closedSpec = (t: Target, connections: number, durationSec: number): LoadSp
 /** Runs every target once per round, alternating the order each round; returns results by target name. */
 export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): Promise<Map<string, RoundResult[]>> {
   const out = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
-  for (const t of targets) await load(closedSpec(t, opts.connections, 2)); // warm-up
+  for (const t of targets) await load(closedSpec(t, opts.connections, opts.warmupSeconds ?? 2)); // warm-up
   for (let r = 0; r < opts.rounds; r++) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {

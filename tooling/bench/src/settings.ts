@@ -39,6 +39,11 @@ export const settings = {
   /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets, fresh servers each round). */
   tracingSeconds: number('BENCH_TRACING_SECONDS', 3),
   tracingRounds: number('BENCH_TRACING_ROUNDS', 5),
+  /**
+   * BENCH_TRACING_WARMUP_SECONDS: each target's unmeasured load before a round's runs (each server serves three), so
+   * every variant is measured compiled: a path only a tenth of the requests take gets hot last.
+   */
+  tracingWarmupSeconds: number('BENCH_TRACING_WARMUP_SECONDS', 5),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */

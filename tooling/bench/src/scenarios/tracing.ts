@@ -134,7 +134,7 @@ function spansPerAnswer(answers: Map<string, number>, counts: Record<string, num
 
 async function measureCost(ctx: RunContext, endpoint: string, counts: () => Record<string, number>) {
   const dbs = await databasesOf(ctx);
-  const { tracingSeconds: seconds, tracingRounds, connections } = settings;
+  const { tracingSeconds: seconds, tracingRounds, tracingWarmupSeconds: warmupSeconds, connections } = settings;
   const results = new Map<string, RoundResult[]>();
   const answers = new Map<string, number>();
   let workloads: Measured[][] = [];
@@ -144,7 +144,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
     try {
       workloads = await targetsOf(dbs, dir, endpoint, servers);
       console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
-      const measured = await rounds(ordered(workloads, round), { seconds, rounds: 1, connections });
+      const measured = await rounds(ordered(workloads, round), { seconds, rounds: 1, connections, warmupSeconds });
       for (const [name, [result]] of measured) results.set(name, [...(results.get(name) ?? []), result!]);
       for (const server of servers)
         answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
@@ -163,7 +163,7 @@ export const tracing: Scenario = {
   description: 'tracing off, 10 % and 100 % sampled vs no SDK loaded, per server CPU-second on the mixed workloads',
   alone: true,
   async run(ctx) {
-    const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s`;
+    const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up`;
     console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % on each workload, rotated`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
