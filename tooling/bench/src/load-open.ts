@@ -4,15 +4,17 @@
  * every connection waits for an answer waits in a queue here, and that wait is counted. Bounded keep-alive
  * connections, opened as needed (or a new connection per request), over raw sockets with requests encoded once
  * (raw-http.ts); with `graceSec`, answers still missing that long after the last request was sent are given up and
- * counted as errors; with `warmupSec`, the first requests are sent but not counted. `sendLagP99` is the generator's
+ * counted as errors. Every error is also counted by what became of its request (`unanswered`): a connection the
+ * server closed or that failed, an answer not read, no answer in time, or never sent at all (still queued here: the
+ * generator's backlog, which the server never saw); with `warmupSec`, the first requests are sent but not counted. `sendLagP99` is the generator's
  * own lateness: how long after its due time a request was taken up (queued or written), which is this process's CPU,
  * not the server's.
  */
 import { performance } from 'node:perf_hooks';
 import { Latencies, loadResult } from './latencies.js';
-import type { LoadResult, LoadSpec } from './load-spec.js';
+import type { LoadResult, LoadSpec, Unanswered } from './load-spec.js';
 import { mixedRequest } from './mix.js';
-import { encodeRequest, RawConnection } from './raw-http.js';
+import { encodeRequest, RawConnection, type RawFailure } from './raw-http.js';
 import { percentile } from './stats.js';
 
 /** A mix of reads is drawn this many times up front and sent in turn: varied pages, each a few bytes made once. */
@@ -56,6 +58,7 @@ class OpenLoop {
   /** Every open connection and the request it waits for the answer of (undefined: idle). */
   readonly #open = new Map<RawConnection, Due | undefined>();
   #errors = 0;
+  readonly #unanswered: Unanswered = { closed: 0, error: 0, unparsed: 0, late: 0, unsent: 0 };
   #done = 0;
   #uncounted = 0;
   #start = 0;
@@ -116,8 +119,8 @@ class OpenLoop {
         if (!this.#keepAlive) c.destroy();
         this.#released(c);
       },
-      () => {
-        this.#finish(this.#open.get(c)!, undefined);
+      (why) => {
+        this.#finish(this.#open.get(c)!, undefined, why);
         this.#released(c);
       },
     );
@@ -136,10 +139,12 @@ class OpenLoop {
     this.#dispatch(waiting);
   }
 
-  #finish(due: Due, status: number | undefined): void {
+  #finish(due: Due, status: number | undefined, why?: RawFailure): void {
     if (this.#resolve === undefined) return;
-    if (due.counts && status === undefined) this.#errors++;
-    else if (due.counts && status !== undefined) {
+    if (due.counts && status === undefined) {
+      this.#errors++;
+      this.#unanswered[why!]++;
+    } else if (due.counts && status !== undefined) {
       this.#codes[status] = (this.#codes[status] ?? 0) + 1;
       if (status >= 200 && status < 300) this.#lat.add(performance.now() - due.at);
     }
@@ -152,10 +157,16 @@ class OpenLoop {
     const resolve = this.#resolve;
     if (resolve === undefined) return;
     this.#resolve = undefined;
-    this.#errors += this.#total - this.#warmup - this.#done;
+    // Given up: the requests still queued here were never sent; the rest were sent and not answered in time.
+    const missing = this.#total - this.#warmup - this.#done;
+    let unsent = 0;
+    for (let i = this.#queued; i < this.#queue.length; i++) if (this.#queue[i]!.counts) unsent++;
+    this.#unanswered.unsent = unsent;
+    this.#unanswered.late = missing - unsent;
+    this.#errors += missing;
     for (const c of this.#open.keys()) c.destroy();
     const measuredFrom = this.#start + (this.spec.warmupSec ?? 0) * 1000;
     const result = loadResult(this.#lat, this.#codes, this.#errors, (performance.now() - measuredFrom) / 1000);
-    resolve({ ...result, sendLagP99: percentile(this.#lag.values, 99) });
+    resolve({ ...result, sendLagP99: percentile(this.#lag.values, 99), unanswered: this.#unanswered });
   }
 }

@@ -39,7 +39,8 @@ export interface LoadSpec {
   keepAlive?: boolean;
   /**
    * Open mode: how long after sending its last request the run waits for answers (a client's patience); what is not
-   * answered by then counts in `errors`. Unset: it waits for every answer.
+   * answered by then (sent or still queued) counts in `errors`, and in `unanswered` as late or unsent. Unset: it waits
+   * for every answer.
    */
   graceSec?: number;
   /** Open mode: when to send the first request (epoch ms), so generators started together begin together. */
@@ -66,4 +67,24 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
   /** Open mode: p99 of how late the generator itself sent a request after it was due (ms): above a few ms, it lagged. */
   sendLagP99?: number;
+  /** Open mode: the requests counted in `errors`, by what became of them. */
+  unanswered?: Unanswered;
+}
+
+/** What became of an open loop's requests that got no answer (load-open.ts). */
+export interface Unanswered {
+  /** Sent, and their connection closed by the server before the answer came. */
+  closed: number;
+  /** Sent, and their connection failed (refused, reset). */
+  error: number;
+  /** Sent, and answered in a way the generator does not read (raw-http.ts). */
+  unparsed: number;
+  /**
+   * Sent, and not answered when the run ended, `graceSec` after the last request was due. The generator goes on
+   * sending its backlog meanwhile, so with one (`unsent` > 0) up to `connections` of these went out just before the
+   * end: cut off rather than unanswered.
+   */
+  late: number;
+  /** Never sent: still waiting in the generator for a free connection when the run ended (the client's queue). */
+  unsent: number;
 }

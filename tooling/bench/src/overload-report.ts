@@ -22,9 +22,19 @@ const sent = (r: LoadResult) => r.ok + r.non2xx + r.errors;
 const shareOf = (r: LoadResult, n: number) => (sent(r) === 0 ? NaN : n / sent(r));
 const shed = (r: LoadResult) => shareOf(r, r.statusCodes['503'] ?? 0);
 const refused = (r: LoadResult) => shareOf(r, r.statusCodes['429'] ?? 0);
-/** Given up (no answer within the client's patience) or failed otherwise. */
-const lost = (r: LoadResult) =>
-  shareOf(r, r.non2xx + r.errors - (r.statusCodes['503'] ?? 0) - (r.statusCodes['429'] ?? 0));
+/**
+ * Failed: answered with another error than a shed or a refusal, or a connection closed or failed under its request,
+ * or an answer the generator could not read (a closed loop's errors, which it does not tell apart, all count here).
+ */
+const failed = (r: LoadResult) => {
+  const other = r.non2xx - (r.statusCodes['503'] ?? 0) - (r.statusCodes['429'] ?? 0);
+  const u = r.unanswered;
+  return shareOf(r, other + (u ? u.closed + u.error + u.unparsed : r.errors));
+};
+/** Lost: sent, and no answer within the client's patience. */
+const lost = (r: LoadResult) => shareOf(r, r.unanswered?.late ?? 0);
+/** Never sent: still queued in the generator for one of its connections when the step ended (the server never saw it). */
+const unsent = (r: LoadResult) => shareOf(r, r.unanswered?.unsent ?? 0);
 const success = (r: LoadResult) => shareOf(r, r.ok);
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(n > 0 && n < 0.01 ? 2 : 1)} %` : 'n/a');
 /** A probe's p99, or `n/a` when a probe went unanswered or failed (a p99 of the answered ones would hide it). */
@@ -54,7 +64,7 @@ export const stepName = (s: StepResult) =>
 export function stepLine(label: string, s: StepResult): string {
   const c = s.crowd;
   const crowd = c
-    ? `goodput ${fmtInt(goodput(s))}/s  Free shed ${pct(shed(c))} 429 ${pct(refused(c))} lost ${pct(lost(c))}  p50 ${fmtMs(c.p50)} p99 ${fmtMs(c.p99)} p99.9 ${fmtMs(c.p999)}  send lag p99 ${fmtMs(c.sendLagP99 ?? NaN)}`
+    ? `goodput ${fmtInt(goodput(s))}/s  Free shed ${pct(shed(c))} 429 ${pct(refused(c))} failed ${pct(failed(c))} lost ${pct(lost(c))} unsent ${pct(unsent(c))}  p50 ${fmtMs(c.p50)} p99 ${fmtMs(c.p99)} p99.9 ${fmtMs(c.p999)}  send lag p99 ${fmtMs(c.sendLagP99 ?? NaN)}`
     : '';
   return (
     `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)}` +
@@ -70,7 +80,7 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
     `${shedding ? 'on' : 'off'}, ${stepName(s)}`,
     fmtInt(s.factor * r.capacity),
     c ? `${fmtInt(goodput(s))} (${fmtRatio(goodput(s) / r.capacity)})` : '',
-    dash((x) => `${pct(shed(x))} / ${pct(refused(x))} / ${pct(lost(x))}`),
+    dash((x) => `${pct(shed(x))} / ${pct(refused(x))} / ${pct(failed(x))} / ${pct(lost(x))} / ${pct(unsent(x))}`),
     dash((x) => fmtMs(x.p50)),
     dash((x) => fmtMs(x.p99)),
     dash((x) => fmtMs(x.p999)),
@@ -94,7 +104,7 @@ export function overloadTable(r: SetupReport): string {
         'shedding, offered',
         'req/s',
         'goodput (x cap)',
-        'Free shed / 429 / lost',
+        'Free shed / 429 / failed / lost / unsent',
         'p50',
         'p99',
         'p99.9',
