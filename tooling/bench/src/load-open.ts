@@ -1,14 +1,14 @@
 /**
  * Open loop: a fixed arrival rate (wrk2 style). Request n is due at start + n/rate and its latency is measured from
  * when it was due, so a stall is charged to every request it delays (no coordinated omission): a request due while
- * every connection waits for an answer waits in a queue here, and that wait is counted. Bounded keep-alive
- * connections, opened as needed (or a new connection per request), over raw sockets with requests encoded once
- * (raw-http.ts); with `graceSec`, answers still missing that long after the last request was sent are given up and
- * counted as errors. Every error is also counted by what became of its request (`unanswered`): a connection the
- * server closed or that failed, an answer not read, no answer in time, or never sent at all (still queued here: the
- * generator's backlog, which the server never saw); with `warmupSec`, the first requests are sent but not counted. `sendLagP99` is the generator's
- * own lateness: how long after its due time a request was taken up (queued or written), which is this process's CPU,
- * not the server's.
+ * every connection waits for an answer waits in a queue here, and that wait is counted. Bounded keep-alive connections,
+ * opened as needed (or a new connection per request), over raw sockets with requests encoded once (raw-http.ts); with
+ * `graceSec`, answers still missing that long after the last request was sent are given up and counted as errors. Every
+ * error is also counted by what became of its request (`unanswered`): a connection the server closed or that failed, an
+ * answer not read, no answer in time, or never sent at all (still queued here: the generator's backlog, which the
+ * server never saw); with `warmupSec`, the first requests are sent but not counted. `sendLagP99` is the generator's own
+ * lateness: how long after its due time a request was taken up (queued or written), which is this process's CPU, not
+ * the server's.
  */
 import { performance } from 'node:perf_hooks';
 import { Latencies, loadResult } from './latencies.js';

@@ -1,8 +1,8 @@
 /**
  * The overload scenario's steps (issue #25 §4): offered load in an open loop (at multiples of the capacity that
- * overload-capacity.ts measures), as several load generators at once (load-client.ts): many Free keys drawing the mixed workload's reads, a
- * steady Enterprise trickle, `/healthz` probes on a new connection each on the API port and on OPS_PORT, and in one
- * step one key holding 500 requests in flight.
+ * overload-capacity.ts measures), as several load generators at once (load-client.ts): many Free keys drawing the mixed
+ * workload's reads, a steady Enterprise trickle, `/healthz` probes on a new connection each on the API port and on
+ * OPS_PORT, and in one step one key holding 500 requests in flight.
  */
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';

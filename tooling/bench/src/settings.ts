@@ -41,7 +41,7 @@ export const settings = {
   tracingRounds: number('BENCH_TRACING_ROUNDS', 5),
   /**
    * BENCH_TRACING_WARMUP_SECONDS: each target's unmeasured load before a round's runs (each server serves three), so
-   * every variant is measured compiled: a path only a tenth of the requests take gets hot last.
+   * every variant is measured warm: caches filled and code compiled, as in a server that has run a while.
    */
   tracingWarmupSeconds: number('BENCH_TRACING_WARMUP_SECONDS', 5),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */

@@ -49,7 +49,8 @@ export interface AdmissionOptions {
   readonly timesInProcess?: boolean;
   /**
    * The work one turn of the event loop admits (turn.ts; LOAD_SHED_TURN_BUDGET_MS): past it, the turn's remaining
-   * requests below Enterprise are shed, lowest plan first. A TurnBudget (a test's clock), a budget in ms, or 0/unset: off.
+   * requests below Enterprise are shed, lowest plan first. A TurnBudget (a test's clock), a budget in ms, or 0/unset:
+   * off.
    */
   readonly turn?: TurnBudget | number;
   /**
@@ -110,9 +111,12 @@ export class Admission {
     if (this.door?.(req, res)) return false;
     const { level, utilization } = this.options.monitor;
     const spent = utilization >= (this.options.turnFromUtilization ?? 0) ? this.#turn.over() : undefined;
-    if (spent !== undefined && this.#turnSheds(req, res, spent)) return false;
-    if (level > 0 && !neverShed(req.url ?? '/')) {
-      const plan = level >= HARD_LEVEL ? 'unknown' : this.planOf(req);
+    // Looked up once each, and only while a gate is shut: the exemption, then the plan both gates judge.
+    const exempt = (spent !== undefined || level > 0) && neverShed(req.url ?? '/');
+    const turnPlan = spent === undefined || exempt ? undefined : this.planOf(req);
+    if (turnPlan !== undefined && this.#turnSheds(req, res, turnPlan, spent!)) return false;
+    if (level > 0 && !exempt) {
+      const plan = level >= HARD_LEVEL ? 'unknown' : spent === undefined ? this.planOf(req) : turnPlan;
       if (plan === undefined) undecided.add(req);
       else if (plan === 'unknown' || this.#sheds(plan, req.method ?? 'GET', level)) {
         this.#shed(req, res, plan, this.options.monitor.pressure.signal);
@@ -155,13 +159,11 @@ export class Admission {
   }
 
   /**
-   * Sheds a request that arrives once its turn has worked `spent` ms, past its class's share of the turn's budget
-   * (turn.ts). Only a key the cache holds is judged: an uncached one goes on to its lookup and the level's gate.
+   * Sheds a request of `plan` that arrives once its turn has worked `spent` ms, past its class's share of the turn's
+   * budget (turn.ts). Only a key the cache holds has a plan here: an uncached one goes on to its lookup and the level's
+   * gate.
    */
-  #turnSheds(req: IncomingMessage, res: ServerResponse, spent: number): boolean {
-    if (neverShed(req.url ?? '/')) return false;
-    const plan = this.planOf(req);
-    if (plan === undefined) return false;
+  #turnSheds(req: IncomingMessage, res: ServerResponse, plan: ShedPlan, spent: number): boolean {
     const cls = priorityClass(plan, req.method ?? 'GET');
     if (spent <= turnLimit(this.#turn.budgetMs, cls)) return false;
     this.#count(cls * 2);

@@ -1,12 +1,11 @@
 /**
- * Overload (issue #25 §4): on SQLite + memory and on PostgreSQL + Redis, a server with load shedding on and one with
- * it off; the capacity measured on the one without (the highest open-loop rate served within a latency bound,
+ * Overload (issue #25 §4): on SQLite + memory and on PostgreSQL + Redis, a server with load shedding on and one with it
+ * off; the capacity measured on the one without (the highest open-loop rate served within a latency bound,
  * overload-capacity.ts), then offered load at 0.5x, 1x, 2x and 4x of it in an open loop (overload-steps.ts), and 0.5x
- * while one Free key holds 500 requests in flight. The
- * server runs on CPU 0 and the load generators on CPU 1 (as the issue's operator ran them). Keys are cached on every
- * server before anything is measured (KEY_CACHE_TTL_MS 600 s, every key sent once), so a step's cost does not depend on
- * how often thousands of keys come round; SQLite's page and pet caches are off, so every list reads its rows. Judged
- * by the issue's targets (shedding on).
+ * while one Free key holds 500 requests in flight. The server runs on CPU 0 and the load generators on CPU 1 (as the
+ * issue's operator ran them). Keys are cached on every server before anything is measured (KEY_CACHE_TTL_MS 600 s,
+ * every key sent once), so a step's cost does not depend on how often thousands of keys come round; SQLite's page and
+ * pet caches are off, so every list reads its rows. Judged by the issue's targets (shedding on).
  */
 import { freePort } from '@animal-store/test-services';
 import { appServer, NO_PAGE_CACHE } from '../bench-servers.js';
