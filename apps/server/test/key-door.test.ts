@@ -41,6 +41,13 @@ async function series(server: TestServer, name: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(name.length + 1));
 }
 
+/** The answer's length is sent (not chunked): a held refusal is written whole, in one go. */
+async function expectLength(answer: Response): Promise<void> {
+  const bytes = (await answer.clone().arrayBuffer()).byteLength;
+  expect(answer.headers.get('transfer-encoding')).toBeNull();
+  expect(answer.headers.get('content-length')).toBe(String(bytes));
+}
+
 describe('the door', () => {
   let database: TestDatabase;
   let server: TestServer;
@@ -84,6 +91,7 @@ describe('the door', () => {
     expect(await refusals()).toBe(1);
     overload.hold.release();
     const answer = await refused;
+    await expectLength(answer);
     await expectError(answer, 429, 'concurrency_limit_exceeded', `${limit} at once`);
     expect(answer.headers.get('retry-after')).toBe('1');
     expect(answer.headers.get('x-ratelimit-limit')).toBe('60');
@@ -132,6 +140,7 @@ describe('the door', () => {
     expect(await bans()).toBe(before + 1);
     overload.hold.release();
     const answer = await refused;
+    await expectLength(answer);
     await expectError(answer, 429, 'api_key_banned');
     expect(answer.headers.get('retry-after')).toBe(String(600 - 120));
     expect(answer.headers.get('x-ratelimit-remaining')).toBe('0');

@@ -25,13 +25,19 @@ interface Lineage {
   readonly limit: number;
   full: boolean;
   decision: RateLimitDecision | undefined;
-  answer?: { headers: OutgoingHttpHeaders; body: string };
+  answer?: Answer;
+}
+
+/** A refusal's headers and body, its length among the headers. */
+interface Answer {
+  readonly headers: OutgoingHttpHeaders;
+  readonly body: Buffer;
 }
 
 /** A ban the limiter decided, and its answer as of one second (made again when the second changes). */
 interface Ban {
   readonly decision: RateLimitDecision;
-  answer?: { second: number; headers: OutgoingHttpHeaders; body: string };
+  answer?: Answer & { readonly second: number };
 }
 
 /** Bans remembered at most (the oldest is forgotten past it: its next request takes the normal path). */
@@ -117,8 +123,7 @@ export class KeyDoor {
     if (ban.answer?.second !== second) {
       const retryAfterSeconds = Math.max(1, Math.ceil((ban.decision.banUntil! - now) / 1000));
       const current: RateLimitDecision = { ...ban.decision, now, retryAfterSeconds, banStarted: false };
-      const headers = { ...rateLimitHeaders(current), 'Content-Type': JSON_TYPE, 'Cache-Control': 'private, no-cache' };
-      ban.answer = { second, headers, body: JSON.stringify(rateLimitErrorBody(current)) };
+      ban.answer = { second, ...answerOf(rateLimitHeaders(current), rateLimitErrorBody(current)!) };
     }
     this.options.hold.answer(res, 429, ban.answer.headers, ban.answer.body);
     this.options.onRefused?.('banned', plan);
@@ -127,14 +132,26 @@ export class KeyDoor {
 }
 
 /** The 429 of a lineage with all its slots taken, with the rate-limit headers of its last decision. */
-function concurrencyAnswer(decision: RateLimitDecision, limit: number) {
+function concurrencyAnswer(decision: RateLimitDecision, limit: number): Answer {
+  return answerOf(
+    { ...rateLimitHeaders(decision), 'Retry-After': String(CONCURRENCY_RETRY_AFTER_SECONDS) },
+    errorBody('concurrency_limit_exceeded', concurrencyRefusalMessage(limit)),
+  );
+}
+
+/**
+ * A refusal with `headers` and the JSON of `error`. Its length is sent: a held answer is written in one go after the
+ * hold, and without a Content-Length node:http would send it chunked, which costs the client a framing to parse.
+ */
+function answerOf(headers: OutgoingHttpHeaders, error: object): Answer {
+  const body = Buffer.from(JSON.stringify(error));
   return {
     headers: {
-      ...rateLimitHeaders(decision),
-      'Retry-After': String(CONCURRENCY_RETRY_AFTER_SECONDS),
+      ...headers,
       'Content-Type': JSON_TYPE,
+      'Content-Length': body.length,
       'Cache-Control': 'private, no-cache',
     },
-    body: JSON.stringify(errorBody('concurrency_limit_exceeded', concurrencyRefusalMessage(limit))),
+    body,
   };
 }
