@@ -17,15 +17,22 @@ import { mixedRequest } from './mix.js';
 import { encodeRequest, RawConnection, type RawFailure } from './raw-http.js';
 import { percentile } from './stats.js';
 
-/** A mix of reads is drawn this many times up front and sent in turn: varied pages, each a few bytes made once. */
+/** A mix of reads is drawn about this many times up front and sent in turn: varied pages, each made once. */
 const POOL = 16_384;
 
-/** The requests' bytes: `next()` gives the one to send now. A mix with creates is drawn per request (fresh keys). */
+/**
+ * The requests' bytes: `next()` gives the one to send now. A mix with creates is drawn per request (fresh keys). A
+ * mix of reads takes its keys in turn, each as often and evenly spaced: drawn at random, a key that came up four
+ * times in the pool where the mean is under two would send at twice the crowd's rate and pass its plan's limit alone.
+ */
 function requestBytes(spec: LoadSpec, host: string, keepAlive: boolean): () => Buffer {
   const mix = spec.mix;
   if (mix && mix.createPercent > 0) return () => encodeRequest(host, mixedRequest(mix), keepAlive);
+  const size = mix ? mix.keys.length * Math.max(1, Math.round(POOL / mix.keys.length)) : 0;
   const pool = mix
-    ? Array.from({ length: POOL }, () => encodeRequest(host, mixedRequest(mix), keepAlive))
+    ? Array.from({ length: size }, (_, i) =>
+        encodeRequest(host, mixedRequest(mix, mix.keys[i % mix.keys.length]), keepAlive),
+      )
     : spec.requests.map((r) => encodeRequest(host, r, keepAlive));
   let i = 0;
   return () => pool[i++ % pool.length]!;
@@ -61,6 +68,8 @@ class OpenLoop {
   readonly #unanswered: Unanswered = { closed: 0, error: 0, unparsed: 0, late: 0, unsent: 0 };
   #done = 0;
   #uncounted = 0;
+  /** 2xx answers received while requests were due, after the warm-up (dueRps): #countWhileDue. */
+  #okWhileDue = 0;
   #start = 0;
   #resolve: ((r: LoadResult) => void) | undefined;
 
@@ -148,9 +157,16 @@ class OpenLoop {
       this.#codes[status] = (this.#codes[status] ?? 0) + 1;
       if (status >= 200 && status < 300) this.#lat.add(performance.now() - due.at);
     }
+    if (status !== undefined && status >= 200 && status < 300) this.#countWhileDue();
     if (due.counts) this.#done++;
     else this.#uncounted++;
     if (this.#done + this.#uncounted === this.#total) this.#settle();
+  }
+
+  /** A 2xx answer, of any request, received between the warm-up's end and the last request's due time. */
+  #countWhileDue(): void {
+    const since = performance.now() - this.#start;
+    if (since >= (this.spec.warmupSec ?? 0) * 1000 && since <= this.spec.durationSec * 1000) this.#okWhileDue++;
   }
 
   #settle(): void {
@@ -167,6 +183,8 @@ class OpenLoop {
     for (const c of this.#open.keys()) c.destroy();
     const measuredFrom = this.#start + (this.spec.warmupSec ?? 0) * 1000;
     const result = loadResult(this.#lat, this.#codes, this.#errors, (performance.now() - measuredFrom) / 1000);
-    resolve({ ...result, sendLagP99: percentile(this.#lag.values, 99), unanswered: this.#unanswered });
+    const dueSec = this.spec.durationSec - (this.spec.warmupSec ?? 0);
+    const dueRps = dueSec > 0 ? this.#okWhileDue / dueSec : NaN;
+    resolve({ ...result, dueRps, sendLagP99: percentile(this.#lag.values, 99), unanswered: this.#unanswered });
   }
 }

@@ -57,8 +57,13 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   elapsedSec: number;
-  /** 2xx answers per second. */
+  /** 2xx answers per second, over the time until the last answer. */
   rps: number;
+  /**
+   * Open mode: 2xx answers per second received while requests were due (after the warm-up): the rate served under the
+   * offered load, without the tail in which a backlog drains, or held refusals are waited for, after the last send.
+   */
+  dueRps?: number;
   p50: number;
   p90: number;
   p99: number;

@@ -10,10 +10,10 @@ const STATUSES = [undefined, 'available', 'pending', 'sold'] as const;
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 const between = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
 
-/** One request of the mix, drawn at random. */
-export function mixedRequest(mix: MixSpec): LoadRequest {
+/** One request of the mix, drawn at random, on `key` when given (else one of the mix's keys, drawn too). */
+export function mixedRequest(mix: MixSpec, key?: string): LoadRequest {
   if (mix.repeat) return { method: 'GET', path: '/v1/pets', headers: { authorization: `Bearer ${mix.keys[0]}` } };
-  const authorization = `Bearer ${pick(mix.keys)}`;
+  const authorization = `Bearer ${key ?? pick(mix.keys)}`;
   if (Math.random() * 100 < mix.createPercent) {
     const headers: Record<string, string> = { authorization, 'content-type': 'application/json' };
     if (mix.idempotencyKeys !== false) headers['idempotency-key'] = randomUUID();

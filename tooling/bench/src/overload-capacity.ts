@@ -8,9 +8,11 @@
  * long as a step lasts (a second to open connections, then settings.overloadStepSeconds counted): a rate a little
  * above what the server sustains passes a short probe before its queue has grown.
  */
-import type { LoadResult } from './load-spec.js';
+import { baselineServer } from './bench-servers.js';
+import type { LoadResult, LoadSpec } from './load-spec.js';
 import { load } from './load-client.js';
-import { CROWD_SOCKETS, reads, type OverloadServer, type Traffic } from './overload-steps.js';
+import { CROWD_SOCKETS, pin, reads, type OverloadServer, type Traffic } from './overload-steps.js';
+import { cpuMs } from './servers.js';
 import { settings } from './settings.js';
 
 /** A rate is served when at least this share of its requests got a 2xx... */
@@ -79,4 +81,32 @@ export async function capacity(s: OverloadServer, traffic: Traffic): Promise<Cap
     else rate = Math.round((best + worst) / 2);
   }
   return { rps: best, closedRps, probes };
+}
+
+/**
+ * What the cheapest answer node:http can give costs: server CPU per answer (µs) of bare node:http answering a canned
+ * page (the ceiling baseline, no framework, key or limiter), on the server's CPU, offered `rate` by the crowd's open
+ * loop for a step. A shed answer cannot cost less than this, which bounds the goodput shedding can keep at 2x and 4x.
+ * Offer the highest step's rate: an answer costs less on a busy loop, whose every wake-up reads many sockets, than on
+ * one that wakes for each request.
+ */
+export async function bareAnswerMicros(traffic: Traffic, rate: number): Promise<number> {
+  const server = await baselineServer('overload-bare-answer', 'ceiling');
+  try {
+    pin(server.pid, 'server');
+    const spec: Omit<LoadSpec, 'durationSec'> = {
+      mode: 'open',
+      origin: server.origin,
+      requests: [],
+      mix: reads(traffic.free),
+      connections: CROWD_SOCKETS,
+      rate,
+    };
+    await load({ ...spec, durationSec: 1 });
+    const before = cpuMs(server.pid);
+    const result = await load({ ...spec, durationSec: settings.overloadStepSeconds });
+    return ((cpuMs(server.pid) - before) * 1000) / (result.ok + result.non2xx);
+  } finally {
+    await server.stop();
+  }
 }

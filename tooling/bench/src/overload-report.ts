@@ -14,6 +14,8 @@ export interface SetupReport {
   capacity: number;
   /** A closed loop's figure on the same server, for comparison. */
   closedCapacity: number;
+  /** Server CPU per answer (µs) of bare node:http under the crowd's open loop (overload-capacity.ts). */
+  bareAnswerUs: number;
   on: StepResult[];
   off: StepResult[];
 }
@@ -39,7 +41,9 @@ const success = (r: LoadResult) => shareOf(r, r.ok);
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(n > 0 && n < 0.01 ? 2 : 1)} %` : 'n/a');
 /** A probe's p99, or `n/a` when a probe went unanswered or failed (a p99 of the answered ones would hide it). */
 const probeP99 = (r: LoadResult) => (r.non2xx + r.errors > 0 ? NaN : r.p99);
-const goodput = (s: StepResult) => (s.crowd?.rps ?? 0) + s.trickle.rps;
+/** 2xx answers a second while the step's load was offered (dueRps): a backlog drained after it does not count. */
+const servedRps = (r: LoadResult) => r.dueRps ?? r.rps;
+const goodput = (s: StepResult) => (s.crowd ? servedRps(s.crowd) : 0) + servedRps(s.trickle);
 
 const SIGNAL_NAMES: Record<string, string> = {
   event_loop_delay: 'delay',
@@ -98,7 +102,7 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
 export function overloadTable(r: SetupReport): string {
   const rows = [...r.on.map((s) => row(r, true, s)), ...r.off.map((s) => row(r, false, s))];
   return [
-    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}); latency from the intended send time:\n`,
+    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}); bare node:http's answer ${r.bareAnswerUs.toFixed(1)} µs of server CPU; latency from the intended send time:\n`,
     table(
       [
         'shedding, offered',
@@ -124,6 +128,20 @@ export function overloadTable(r: SetupReport): string {
 const at = (steps: StepResult[], factor: number, noisy = false) =>
   steps.find((s) => s.factor === factor && s.noisy === noisy);
 
+/**
+ * The most goodput (x capacity) the server's CPU allows at `factor` x capacity if every refusal cost what bare
+ * node:http's answer costs: A lists of L µs and (factor - A) refusals of F µs in each capacity's worth of a second,
+ * A = (1e6 / capacity - factor F) / (L - F), L the server CPU per answer with shedding off at 1x. Above 1: the CPU is
+ * not what bounds it (the database is).
+ */
+function goodputBound(r: SetupReport, factor: number): string {
+  const one = at(r.off, 1);
+  if (!one || !Number.isFinite(r.bareAnswerUs)) return '';
+  const list = (one.serverCpu * 1e6) / goodput(one);
+  const bound = (1e6 / r.capacity - factor * r.bareAnswerUs) / (list - r.bareAnswerUs);
+  return ` (a refusal as cheap as bare node:http's answer, ${r.bareAnswerUs.toFixed(1)} µs against a list's ${list.toFixed(0)} µs, would allow ${bound >= 1 ? 'all of it' : `at most ${pct(Math.max(0, bound))}`})`;
+}
+
 /** The issue's targets, on the server with shedding on (not judged when a subset of the steps ran). */
 export function overloadTargets(r: SetupReport): string[] {
   const [half, alone, two, four, noisy] = [at(r.on, 0.5), at(r.on, 0), at(r.on, 2), at(r.on, 4), at(r.on, 0.5, true)];
@@ -133,7 +151,7 @@ export function overloadTargets(r: SetupReport): string[] {
   const loaded = r.on.filter((s) => s.factor > 0);
   const lines = high.map((s) => {
     const ratio = goodput(s) / r.capacity;
-    return `${s.factor}x: goodput >= 90 % of capacity (${l}): ${fmtInt(goodput(s))} of ${fmtInt(r.capacity)} req/s = ${pct(ratio)} -> ${check(ratio >= 0.9)}`;
+    return `${s.factor}x: goodput >= 90 % of capacity (${l}): ${fmtInt(goodput(s))} of ${fmtInt(r.capacity)} req/s = ${pct(ratio)}${goodputBound(r, s.factor)} -> ${check(ratio >= 0.9)}`;
   });
   const p99s = high.map((s) => s.crowd!.p99 / half.crowd!.p99);
   lines.push(

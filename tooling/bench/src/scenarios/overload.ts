@@ -5,14 +5,15 @@
  * while one Free key holds 500 requests in flight. The server runs on CPU 0 and the load generators on CPU 1 (as the
  * issue's operator ran them). Keys are cached on every server before anything is measured (KEY_CACHE_TTL_MS 600 s,
  * every key sent once), so a step's cost does not depend on how often thousands of keys come round; SQLite's page and
- * pet caches are off, so every list reads its rows. Judged by the issue's targets (shedding on).
+ * pet caches are off, so every list reads its rows. The capacity search sends on keys of its own. Bare node:http's cost
+ * per answer is measured in the same run, the floor of any refusal. Judged by the issue's targets (shedding on).
  */
 import { freePort } from '@animal-store/test-services';
 import { appServer, NO_PAGE_CACHE } from '../bench-servers.js';
 import { postgresDatabase, sqliteDatabase, type BenchDatabase } from '../databases.js';
 import { moreKeys } from '../more-keys.js';
 import { overloadTable, overloadTargets, stepLine, type SetupReport } from '../overload-report.js';
-import { capacity, CAPACITY_P99_MS, CAPACITY_SERVED } from '../overload-capacity.js';
+import { bareAnswerMicros, capacity, CAPACITY_P99_MS, CAPACITY_SERVED } from '../overload-capacity.js';
 import { pin, step, warmKeys, type OverloadServer, type StepResult, type Traffic } from '../overload-steps.js';
 import { CATALOGUE_SIZE } from '../page.js';
 import type { RunContext, Scenario } from '../scenario.js';
@@ -72,14 +73,20 @@ async function ladder(s: OverloadServer, traffic: Traffic, cap: number, label: s
 
 async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport> {
   const db = ctx.track(await setup.database());
-  const keys = await moreKeys(db.url, settings.overloadKeys + 2, 'free');
-  const free = keys.slice(0, settings.overloadKeys);
+  const n = settings.overloadKeys;
+  const keys = await moreKeys(db.url, 2 * n + 2, 'free');
+  const [free, searched] = [keys.slice(0, n), keys.slice(n, 2 * n)];
   const off = await overloadServer(setup.name, db, setup.redis, false);
   const on = await overloadServer(setup.name, db, setup.redis, true);
   try {
+    // The capacity search sends on keys of its own: its probes take a crowd key up to Free's 60 a minute, and the
+    // refusals past it end in bans (in Redis, shared by both servers) that would refuse the steps' requests. The
+    // crowd's keys are cached after it, in place of the search's (the key cache holds 10,000).
+    await warmKeys(off, searched);
+    const found = await capacity(off, { free: searched, enterprise: db.key, noisy: '' });
     await warmKeys(off, free);
     await warmKeys(on, free);
-    const found = await capacity(off, { free, enterprise: db.key, noisy: '' });
+    const bareAnswerUs = await bareAnswerMicros({ free, enterprise: db.key, noisy: '' }, FACTORS.at(-1)! * found.rps);
     const cap = found.rps;
     const perKey = (FACTORS.at(-1)! * cap) / free.length;
     const tried = found.probes.map((p) => `${p.rate}${p.served ? '' : ' (not served)'}`).join(', ');
@@ -93,6 +100,7 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
       label: setup.label,
       capacity: cap,
       closedCapacity: found.closedRps,
+      bareAnswerUs,
       on: onSteps,
       off: offSteps,
     };
