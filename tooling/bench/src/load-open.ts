@@ -150,22 +150,24 @@ class OpenLoop {
 
   #finish(due: Due, status: number | undefined, why?: RawFailure): void {
     if (this.#resolve === undefined) return;
+    const ok = status !== undefined && status >= 200 && status < 300;
+    const now = ok ? performance.now() : 0;
     if (due.counts && status === undefined) {
       this.#errors++;
       this.#unanswered[why!]++;
     } else if (due.counts && status !== undefined) {
       this.#codes[status] = (this.#codes[status] ?? 0) + 1;
-      if (status >= 200 && status < 300) this.#lat.add(performance.now() - due.at);
+      if (ok) this.#lat.add(now - due.at);
     }
-    if (status !== undefined && status >= 200 && status < 300) this.#countWhileDue();
+    if (ok) this.#countWhileDue(now);
     if (due.counts) this.#done++;
     else this.#uncounted++;
     if (this.#done + this.#uncounted === this.#total) this.#settle();
   }
 
-  /** A 2xx answer, of any request, received between the warm-up's end and the last request's due time. */
-  #countWhileDue(): void {
-    const since = performance.now() - this.#start;
+  /** A 2xx answer, of any request, received at `now`: counted between the warm-up's end and the last due time. */
+  #countWhileDue(now: number): void {
+    const since = now - this.#start;
     if (since >= (this.spec.warmupSec ?? 0) * 1000 && since <= this.spec.durationSec * 1000) this.#okWhileDue++;
   }
 
