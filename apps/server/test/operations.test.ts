@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ROOT } from '../src/config/server-root.js';
+import { generateRawKey } from '../src/keys/format.js';
 import { createLogger } from '../src/logger.js';
 import { auth, eventually, withTestServer } from './helpers.js';
 import { refusesConnections } from './listen.js';
@@ -86,6 +87,20 @@ describe('metrics', () => {
       const om = await openMetrics.text();
       expect(om).toContain('# TYPE animal_store_pets_reads counter\n');
       expect(om.endsWith('# EOF\n')).toBe(true);
+    });
+  });
+
+  it('count key lookups: from the cache, looked up, or refused as malformed without one', async () => {
+    await withTestServer('sqlite', {}, async (server) => {
+      const key = await server.key();
+      const typo = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
+      const unknown = generateRawKey(); // well-formed: looked up once, then its absence is cached
+      for (const bearer of [key, key, key, typo, 'nope', unknown, unknown])
+        await fetch(`${server.url}/v1/pets?limit=3`, { headers: auth(bearer) });
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const count = (result: string) =>
+        Number(new RegExp(`animal_store_api_key_lookups_total\\{result="${result}"\\} (\\d+)\n`).exec(text)?.[1]);
+      expect([count('miss'), count('hit'), count('malformed')]).toEqual([2, 3, 2]);
     });
   });
 

@@ -66,7 +66,8 @@ export function resolveApiKey(
     }
     const cached = keys.peek(raw);
     if (cached !== KEY_LOOKUP_NEEDED) {
-      const hit = looksLikeKey(raw);
+      // An answer other than undefined came from a cached lookup, which only a well-formed key reaches.
+      const hit = cached !== undefined || looksLikeKey(raw);
       onLookup?.(hit ? 'hit' : 'malformed');
       inLeafSpan(
         KEY_LOOKUP_SPAN,

@@ -32,6 +32,17 @@ describe('KeyResolver', () => {
     expect(lookups).toBe(2);
   });
 
+  it("trusts no record whose hash is not the key's, looked up or cached", async () => {
+    const { record: other } = await createApiKey(opened.db.apiKeys, { plan: 'pro' });
+    const raw = generateRawKey();
+    // A store that answers every hash with another key's row (a corrupt index, a wrong query): the compare refuses it.
+    const wrong = { findByHash: () => Promise.resolve(other) };
+    const resolver = new KeyResolver(wrong, 5000);
+    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(resolver.peek(raw)).toBeUndefined(); // from the cache, compared again
+    expect(resolver.peek(raw)).not.toBe(KEY_LOOKUP_NEEDED);
+  });
+
   it('caches lookups for the TTL; clear() forgets them at once', async () => {
     let now = 1_000_000;
     const resolver = new KeyResolver(store, 5000, () => now);

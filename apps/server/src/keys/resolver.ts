@@ -6,6 +6,15 @@ export function hashKey(raw: string): string {
   return hash('sha256', raw, 'hex');
 }
 
+/** A looked-up key as the cache keeps it: its record's hash also as bytes, for the constant-time compare. */
+interface CachedLookup {
+  record: ApiKeyRecord | undefined;
+  digest: Buffer | undefined;
+  expires: number;
+}
+
+const digestOf = (record: ApiKeyRecord | undefined) => (record ? Buffer.from(record.hash, 'hex') : undefined);
+
 /** Answer of `KeyResolver.peek` when the key has to be looked up (not cached, or the entry is too old). */
 export const KEY_LOOKUP_NEEDED: unique symbol = Symbol('key lookup needed');
 
@@ -18,7 +27,7 @@ export type KeyResolution = ApiKeyRecord | 'expired' | undefined;
  * once when a key changes (the change feed calls it on every replica). The cache is bounded.
  */
 export class KeyResolver {
-  readonly #cache = new Map<string, { record: ApiKeyRecord | undefined; expires: number }>();
+  readonly #cache = new Map<string, CachedLookup>();
   readonly #inflight = new Map<string, Promise<ApiKeyRecord | undefined>>();
   /** Moves on every clear(): a lookup that started before a clear must not refill the cache with what it read. */
   #generation = 0;
@@ -33,7 +42,8 @@ export class KeyResolver {
   async resolve(raw: string): Promise<KeyResolution> {
     if (!looksLikeKey(raw)) return undefined;
     const hash = hashKey(raw);
-    return this.#active(await this.#lookup(hash), hash);
+    const record = await this.#lookup(hash);
+    return this.#active(record, digestOf(record), hash);
   }
 
   /**
@@ -45,7 +55,7 @@ export class KeyResolver {
     const hash = hashKey(raw);
     const cached = this.#cache.get(hash);
     if (!cached || cached.expires <= this.now()) return KEY_LOOKUP_NEEDED;
-    return this.#active(cached.record, hash);
+    return this.#active(cached.record, cached.digest, hash);
   }
 
   /** Forgets every cached lookup (a key was revoked, rotated or changed somewhere). */
@@ -55,9 +65,10 @@ export class KeyResolver {
     this.#inflight.clear();
   }
 
-  #active(record: ApiKeyRecord | undefined, hash: string): KeyResolution {
+  /** `digest`: the record's hash as bytes (kept with a cached lookup, so a cache hit converts only the key's). */
+  #active(record: ApiKeyRecord | undefined, digest: Buffer | undefined, hash: string): KeyResolution {
     // The database found the row by its hash; compare once more in constant time before trusting it.
-    if (!record || !timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+    if (!record || !digest || !timingSafeEqual(digest, Buffer.from(hash, 'hex'))) return undefined;
     if (record.revokedAt) return undefined;
     return record.expiresAt !== null && record.expiresAt.getTime() <= this.now() ? 'expired' : record;
   }
@@ -77,7 +88,7 @@ export class KeyResolver {
             const oldest = this.#cache.keys().next().value;
             if (oldest !== undefined) this.#cache.delete(oldest);
           }
-          this.#cache.set(hash, { record, expires: this.now() + this.ttlMs });
+          this.#cache.set(hash, { record, digest: digestOf(record), expires: this.now() + this.ttlMs });
         }
         return record;
       })
