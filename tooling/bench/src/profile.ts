@@ -11,6 +11,7 @@ import { printTop } from './cpuprofile-top.js';
 import { postgresDatabase, sqliteDatabase, type BenchDatabase } from './databases.js';
 import { load } from './load-client.js';
 import type { LoadRequest, MixSpec } from './load-spec.js';
+import { pin } from './overload-steps.js';
 import { CATALOGUE_SIZE } from './page.js';
 import { RESULTS } from './paths.js';
 import { CANNED, create, get, list } from './requests.js';
@@ -40,6 +41,10 @@ export async function profile(run: Run, provider: string, op: string): Promise<v
   mkdirSync(dir, { recursive: true });
   const before = new Set(readdirSync(dir));
   const [server, db] = await profiledServer(run, provider, dir);
+  // As the measuring scenarios do: the server alone on CPU 0, the load elsewhere, so the load generator never takes
+  // the profiled server's CPU (the scheduler otherwise places both as it likes).
+  pin(server.pid, 'server');
+  pin(process.pid, 'load');
   const mix: MixSpec | undefined =
     db && (op === 'varied' || op === 'mixed')
       ? { keys: [db.key], createPercent: op === 'mixed' ? 10 : 0, maxId: CATALOGUE_SIZE }
@@ -55,6 +60,7 @@ export async function profile(run: Run, provider: string, op: string): Promise<v
   console.log(
     `profile ${provider} ${op}: ${fmtInt(res.rps)} req/s under --cpu-prof, p50 ${fmtMs(res.p50)}, non-2xx ${res.non2xx}`,
   );
+  pin(process.pid, 'all');
   await server.stop(); // the profile is written when the process exits
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && !before.has(f));
   if (!file) throw new Error('no .cpuprofile written');
