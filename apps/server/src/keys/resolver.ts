@@ -6,14 +6,12 @@ export function hashKey(raw: string): string {
   return hash('sha256', raw, 'hex');
 }
 
-/** A looked-up key as the cache keeps it: its record's hash also as bytes, for the constant-time compare. */
-interface CachedLookup {
-  record: ApiKeyRecord | undefined;
-  digest: Buffer | undefined;
-  expires: number;
-}
+/** What a lookup found: the record with its hash also as bytes (made once, for every constant-time compare), or none. */
+type Lookup = { record: ApiKeyRecord; digest: Buffer } | { record: undefined; digest?: undefined };
 
-const digestOf = (record: ApiKeyRecord | undefined) => (record ? Buffer.from(record.hash, 'hex') : undefined);
+const NOT_FOUND: Lookup = { record: undefined };
+const lookupOf = (record: ApiKeyRecord | undefined): Lookup =>
+  record ? { record, digest: Buffer.from(record.hash, 'hex') } : NOT_FOUND;
 
 /** Answer of `KeyResolver.peek` when the key has to be looked up (not cached, or the entry is too old). */
 export const KEY_LOOKUP_NEEDED: unique symbol = Symbol('key lookup needed');
@@ -27,8 +25,8 @@ export type KeyResolution = ApiKeyRecord | 'expired' | undefined;
  * once when a key changes (the change feed calls it on every replica). The cache is bounded.
  */
 export class KeyResolver {
-  readonly #cache = new Map<string, CachedLookup>();
-  readonly #inflight = new Map<string, Promise<ApiKeyRecord | undefined>>();
+  readonly #cache = new Map<string, { lookup: Lookup; expires: number }>();
+  readonly #inflight = new Map<string, Promise<Lookup>>();
   /** Moves on every clear(): a lookup that started before a clear must not refill the cache with what it read. */
   #generation = 0;
 
@@ -42,8 +40,7 @@ export class KeyResolver {
   async resolve(raw: string): Promise<KeyResolution> {
     if (!looksLikeKey(raw)) return undefined;
     const hash = hashKey(raw);
-    const record = await this.#lookup(hash);
-    return this.#active(record, digestOf(record), hash);
+    return this.#active(await this.#lookup(hash), hash);
   }
 
   /**
@@ -55,7 +52,7 @@ export class KeyResolver {
     const hash = hashKey(raw);
     const cached = this.#cache.get(hash);
     if (!cached || cached.expires <= this.now()) return KEY_LOOKUP_NEEDED;
-    return this.#active(cached.record, cached.digest, hash);
+    return this.#active(cached.lookup, hash);
   }
 
   /** Forgets every cached lookup (a key was revoked, rotated or changed somewhere). */
@@ -65,37 +62,37 @@ export class KeyResolver {
     this.#inflight.clear();
   }
 
-  /** `digest`: the record's hash as bytes (kept with a cached lookup, so a cache hit converts only the key's). */
-  #active(record: ApiKeyRecord | undefined, digest: Buffer | undefined, hash: string): KeyResolution {
+  #active({ record, digest }: Lookup, hash: string): KeyResolution {
     // The database found the row by its hash; compare once more in constant time before trusting it.
-    if (!record || !digest || !timingSafeEqual(digest, Buffer.from(hash, 'hex'))) return undefined;
+    if (!record || !timingSafeEqual(digest, Buffer.from(hash, 'hex'))) return undefined;
     if (record.revokedAt) return undefined;
     return record.expiresAt !== null && record.expiresAt.getTime() <= this.now() ? 'expired' : record;
   }
 
-  async #lookup(hash: string): Promise<ApiKeyRecord | undefined> {
+  async #lookup(hash: string): Promise<Lookup> {
     const cached = this.#cache.get(hash);
-    if (cached && cached.expires > this.now()) return cached.record;
-    const pending = this.#inflight.get(hash);
-    if (pending) return pending;
+    if (cached && cached.expires > this.now()) return cached.lookup;
+    const inflight = this.#inflight.get(hash);
+    if (inflight) return inflight;
     const generation = this.#generation;
-    const lookup = this.store
+    const pending = this.store
       .findByHash(hash)
       .then((record) => {
+        const lookup = lookupOf(record);
         if (this.ttlMs > 0 && generation === this.#generation) {
           this.#cache.delete(hash);
           if (this.#cache.size >= this.maxEntries) {
             const oldest = this.#cache.keys().next().value;
             if (oldest !== undefined) this.#cache.delete(oldest);
           }
-          this.#cache.set(hash, { record, digest: digestOf(record), expires: this.now() + this.ttlMs });
+          this.#cache.set(hash, { lookup, expires: this.now() + this.ttlMs });
         }
-        return record;
+        return lookup;
       })
       .finally(() => {
-        if (this.#inflight.get(hash) === lookup) this.#inflight.delete(hash);
+        if (this.#inflight.get(hash) === pending) this.#inflight.delete(hash);
       });
-    this.#inflight.set(hash, lookup);
-    return lookup;
+    this.#inflight.set(hash, pending);
+    return pending;
   }
 }
