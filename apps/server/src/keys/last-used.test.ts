@@ -82,4 +82,26 @@ describe('LastUsedRecorder', () => {
       new Date(Date.UTC(2030, 0, 2, 9, 35)),
     );
   });
+
+  it('writes many keys in statements of at most `chunk` keys, the event loop running between them', async () => {
+    const now = Date.UTC(2030, 0, 3, 8, 15, 30);
+    const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, chunk: 2, now: () => now });
+    const keys = [];
+    for (let i = 0; i < 5; i++) keys.push((await createApiKey(opened.db.apiKeys, { plan: 'free' })).record);
+    writes.length = 0;
+    for (const key of keys) recorder.record(key.id);
+    // Queued behind the flush's first write: it runs in the next turn of the loop, which the flush must wait for.
+    let writtenWhenTheLoopTurned: number | undefined;
+    const flushed = recorder.flush();
+    setImmediate(() => (writtenWhenTheLoopTurned = writes.length));
+    await flushed;
+    const minute = new Date(Date.UTC(2030, 0, 3, 8, 15));
+    expect(writes).toEqual([
+      { at: minute, ids: [keys[0]!.id, keys[1]!.id] },
+      { at: minute, ids: [keys[2]!.id, keys[3]!.id] },
+      { at: minute, ids: [keys[4]!.id] },
+    ]);
+    expect(writtenWhenTheLoopTurned).toBe(1);
+    for (const key of keys) expect((await opened.db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(minute);
+  });
 });

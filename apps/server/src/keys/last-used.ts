@@ -4,6 +4,12 @@ import type { Logger } from '../logger.js';
 const MINUTE_MS = 60_000;
 /** How often noted uses are written (a key's `lastUsedAt` is at most this much behind, on top of its minute). */
 export const LAST_USED_FLUSH_MS = 15_000;
+/**
+ * Keys per write statement. A flush writes every key used in a new minute, thousands at once on a busy service, and
+ * SQLite's write runs on the event loop: in statements of this many keys with a turn of the loop between them, no
+ * request waits behind more than one.
+ */
+export const LAST_USED_CHUNK = 500;
 
 /** What is noted per key: any accepted request (`lastUsedAt`), a call of a deprecated operation (`lastDeprecatedCallAt`). */
 export type UseKind = 'use' | 'deprecatedCall';
@@ -12,8 +18,8 @@ type Writer = Pick<ApiKeyStore, 'recordLastUsed' | 'recordLastDeprecatedCall'>;
 /**
  * Records each key's last use (and last call of a deprecated operation) to the minute without a database write per
  * request: a request notes its key's current minute in memory (once per key, kind and minute), and `flush()` writes
- * the noted keys in one statement per kind and minute value, at most every `intervalMs`. A write only moves the time
- * forward, so replicas flushing in any order agree.
+ * the noted keys in one statement per kind, minute value and `chunk` keys, at most every `intervalMs`. A write only
+ * moves the time forward, so replicas flushing in any order agree.
  */
 export class LastUsedRecorder {
   /** Per kind: key id -> minute (ms) noted and not yet written. */
@@ -26,7 +32,13 @@ export class LastUsedRecorder {
 
   constructor(
     private readonly store: Writer,
-    private readonly options: { intervalMs: number; now?: () => number; onError?: (err: unknown) => void },
+    private readonly options: {
+      intervalMs: number;
+      /** Keys per write statement (LAST_USED_CHUNK). */
+      chunk?: number;
+      now?: () => number;
+      onError?: (err: unknown) => void;
+    },
   ) {}
 
   /** Notes a use of the key now (`deprecatedCall`: a call of a deprecated operation). */
@@ -45,7 +57,10 @@ export class LastUsedRecorder {
     }, this.options.intervalMs).unref();
   }
 
-  /** Writes what was noted (one statement per kind and distinct minute). Flushes run one after another. */
+  /**
+   * Writes what was noted: per kind and distinct minute, one statement per `chunk` keys, the event loop running
+   * between statements. Flushes run one after another.
+   */
   flush(): Promise<void> {
     const run = this.#flushing.then(async () => {
       await this.#write('use', (at, ids) => this.store.recordLastUsed(at, ids));
@@ -69,7 +84,14 @@ export class LastUsedRecorder {
     const latest = Math.max(...byMinute.keys());
     for (const [id, minute] of this.#noted[kind]) if (minute < latest) this.#noted[kind].delete(id);
     try {
-      for (const [minute, ids] of byMinute) await write(new Date(minute), ids);
+      const chunk = this.options.chunk ?? LAST_USED_CHUNK;
+      let written = 0;
+      for (const [minute, ids] of byMinute) {
+        for (let i = 0; i < ids.length; i += chunk) {
+          if (written++ > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          await write(new Date(minute), ids.slice(i, i + chunk));
+        }
+      }
     } catch (err) {
       // Keep what failed for the next flush (a newer minute noted meanwhile wins).
       for (const [id, minute] of pending) if (!this.#pending[kind].has(id)) this.#pending[kind].set(id, minute);
