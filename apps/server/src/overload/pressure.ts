@@ -81,9 +81,12 @@ export interface Pressure {
  * The requests' wait is held at this many times the loop's target: a request's time in the process spans several
  * turns of the loop (its key, its limits, its query), each of which may wait its turn, and a request that waits for
  * the database with the loop idle delays nobody else; at capacity (1x) requests wait a few turns for the database
- * already, and that is no queue to shed.
+ * already, and that is no queue to shed. Nor may it be higher: past capacity the queue grows in the clients, whose
+ * connections each hold one request, and the wait in the process stops growing once all of them are busy (requests
+ * in flight over the rate answered, Little's law); a target above that plateau never sheds, however far the offered
+ * load is past capacity.
  */
-export const WAIT_TARGETS = 8;
+export const WAIT_TARGETS = 4;
 
 /** Delays that stood through the last few samples (ms): the loop's, and the requests' wait in the process. */
 export interface Standing {
