@@ -198,13 +198,12 @@ const WARM_PASSES = 6;
 /**
  * Every key, so each is in the server's key cache before anything is measured. A shedding server refuses much of a
  * cold pass before looking its keys up (uncached keys cost a lookup each, and the gate sheds at its hard level without
- * reading the key), so passes are repeated until one is answered 2xx throughout: a key answered 2xx was looked up
- * and cached, and a pass over cached keys costs little. Each pass costs every key one request of its rate limit.
+ * reading the key), so passes are repeated, each at half the rate of the one before, until one is answered 2xx
+ * throughout: a key answered 2xx was looked up and cached. Each pass costs every key one request of its rate limit.
  */
 export async function warmKeys(s: OverloadServer, keys: string[]): Promise<void> {
   const requests = keys.map((k) => list(k, '?limit=10'));
-  const rate = 5000;
-  for (let pass = 1; ; pass++) {
+  for (let pass = 1, rate = 5000; ; pass++, rate /= 2) {
     const result = await load({
       mode: 'open',
       origin: s.server.origin,
