@@ -142,11 +142,18 @@ export async function step(
   };
 }
 
-/** The shed level and event-loop delay gauges (OPS_PORT's /metrics) every half second until `until`, averaged. */
+/**
+ * How often the shedder is watched during a step. A scrape of /metrics holds the server's event loop for several
+ * milliseconds (the exposition is built on the main thread, also for OPS_PORT), so watching often would add stalls
+ * to the steps of the server with shedding on only, and to the latencies they are judged by.
+ */
+const WATCH_MS = 2000;
+
+/** The shed level and event-loop delay gauges (OPS_PORT's /metrics) every WATCH_MS until `until`, averaged. */
 async function watchShedder(s: OverloadServer, until: number): Promise<{ level: number; delayMs: number }> {
   let [level, delay, n] = [0, 0, 0];
   while (Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, WATCH_MS));
     const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
     level += Number(/^animal_store_load_shed_level (\S+)$/m.exec(text)?.[1] ?? NaN);
     delay += Number(/^animal_store_load_shed_signal\{signal="event_loop_delay"\} (\S+)$/m.exec(text)?.[1] ?? NaN);
