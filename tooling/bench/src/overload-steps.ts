@@ -219,10 +219,9 @@ export async function warmKeys(s: OverloadServer, keys: string[]): Promise<void>
       rate,
       durationSec: keys.length / rate,
     });
-    if (result.non2xx + result.errors === 0 && result.ok >= keys.length) return;
+    const refused = result.non2xx + result.errors;
+    if (refused === 0 && result.ok >= keys.length) return;
     if (pass === WARM_PASSES)
-      throw new Error(
-        `${s.server.name}: ${result.non2xx + result.errors} of ${keys.length} keys still refused after ${pass} warm-up passes`,
-      );
+      throw new Error(`${s.server.name}: ${refused} of ${keys.length} keys still refused after ${pass} warm-up passes`);
   }
 }

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiKeyStore, Database } from '../db/types.js';
 import type { Logger } from '../logger.js';
 
@@ -9,7 +10,7 @@ export const LAST_USED_FLUSH_MS = 15_000;
  * SQLite's write runs on the event loop: in statements of this many keys with a turn of the loop between them, no
  * request waits behind more than one.
  */
-export const LAST_USED_CHUNK = 500;
+const LAST_USED_CHUNK = 500;
 
 /** What is noted per key: any accepted request (`lastUsedAt`), a call of a deprecated operation (`lastDeprecatedCallAt`). */
 export type UseKind = 'use' | 'deprecatedCall';
@@ -88,7 +89,7 @@ export class LastUsedRecorder {
       let written = 0;
       for (const [minute, ids] of byMinute) {
         for (let i = 0; i < ids.length; i += chunk) {
-          if (written++ > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          if (written++ > 0) await nextTurn();
           await write(new Date(minute), ids.slice(i, i + chunk));
         }
       }
