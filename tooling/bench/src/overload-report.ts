@@ -134,12 +134,21 @@ const at = (steps: StepResult[], factor: number, noisy = false) =>
  * A = (1e6 / capacity - factor F) / (L - F), L the server CPU per answer with shedding off at 1x. Above 1: the CPU is
  * not what bounds it (the database is).
  */
-function goodputBound(r: SetupReport, factor: number): string {
+function goodputBound(r: SetupReport, s: StepResult): string {
   const one = at(r.off, 1);
   if (!one || !Number.isFinite(r.bareAnswerUs)) return '';
   const list = (one.serverCpu * 1e6) / goodput(one);
-  const bound = (1e6 / r.capacity - factor * r.bareAnswerUs) / (list - r.bareAnswerUs);
-  return ` (a refusal as cheap as bare node:http's answer, ${r.bareAnswerUs.toFixed(1)} µs against a list's ${list.toFixed(0)} µs, would allow ${bound >= 1 ? 'all of it' : `at most ${pct(Math.max(0, bound))}`})`;
+  const bound = (1e6 / r.capacity - s.factor * r.bareAnswerUs) / (list - r.bareAnswerUs);
+  return ` (a refusal as cheap as bare node:http's answer, ${r.bareAnswerUs.toFixed(1)} µs against a list's ${list.toFixed(0)} µs, would allow ${bound >= 1 ? 'all of it' : `at most ${pct(Math.max(0, bound))}`}; this step's answers, refusals included, cost ${cpuPerAnswerUs(s).toFixed(1)} µs each)`;
+}
+
+/**
+ * Server CPU per answer (µs) over a step without the noisy key: every answer its open loops counted (the crowd's, the
+ * trickle's, the probes'), shed or not. Set against bare node:http's answer, it shows what a refusal costs beyond it.
+ */
+function cpuPerAnswerUs(s: StepResult): number {
+  const answers = [s.crowd, s.trickle, s.healthApi, s.healthOps].reduce((n, r) => n + (r ? r.ok + r.non2xx : 0), 0);
+  return (s.serverCpu * s.durationSec * 1e6) / answers;
 }
 
 /** The issue's targets, on the server with shedding on (not judged when a subset of the steps ran). */
@@ -151,7 +160,7 @@ export function overloadTargets(r: SetupReport): string[] {
   const loaded = r.on.filter((s) => s.factor > 0);
   const lines = high.map((s) => {
     const ratio = goodput(s) / r.capacity;
-    return `${s.factor}x: goodput >= 90 % of capacity (${l}): ${fmtInt(goodput(s))} of ${fmtInt(r.capacity)} req/s = ${pct(ratio)}${goodputBound(r, s.factor)} -> ${check(ratio >= 0.9)}`;
+    return `${s.factor}x: goodput >= 90 % of capacity (${l}): ${fmtInt(goodput(s))} of ${fmtInt(r.capacity)} req/s = ${pct(ratio)}${goodputBound(r, s)} -> ${check(ratio >= 0.9)}`;
   });
   const p99s = high.map((s) => s.crowd!.p99 / half.crowd!.p99);
   lines.push(
