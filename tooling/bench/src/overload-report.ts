@@ -71,7 +71,7 @@ export function stepLine(label: string, s: StepResult): string {
     ? `goodput ${fmtInt(goodput(s))}/s  Free shed ${pct(shed(c))} 429 ${pct(refused(c))} failed ${pct(failed(c))} lost ${pct(lost(c))} unsent ${pct(unsent(c))}  p50 ${fmtMs(c.p50)} p99 ${fmtMs(c.p99)} p99.9 ${fmtMs(c.p999)}  send lag p99 ${fmtMs(c.sendLagP99 ?? NaN)}`
     : '';
   return (
-    `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)}` +
+    `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)} (send lag ${fmtMs(s.trickle.sendLagP99 ?? NaN)})` +
     `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)}  shed by: ${shedReasons(s) || '-'}` +
     (s.shedder ? `  level ${s.shedder.level.toFixed(2)} delay ${fmtMs(s.shedder.delayMs)}` : '')
   );
