@@ -199,6 +199,30 @@ export function pin(pid: number, list: 'server' | 'load' | 'all'): void {
   execFileSync('taskset', ['-a', '-p', '-c', mask, String(pid)], { stdio: 'ignore' });
 }
 
+/** How long each server carries the crowd's reads at the capacity, unmeasured, before its first step (s). */
+export const WARM_LOAD_SECONDS = 20;
+
+/**
+ * Load a server carries, unmeasured, right before its first step: the crowd's reads at `rate` (the capacity) for
+ * WARM_LOAD_SECONDS. The server with shedding off has carried the capacity search, a minute or more near capacity;
+ * without this, the one with it on would meet its first steps with its code not yet optimized and its young generation
+ * still growing, and be judged by the latency and CPU of its own warm-up. On the crowd's own keys (`keys`), which
+ * warmKeys cached: the key cache holds 10,000, and the search's keys would push them out. It costs each key a few
+ * requests of its minute's limit.
+ */
+export async function warmLoad(s: OverloadServer, keys: string[], rate: number): Promise<void> {
+  await load({
+    mode: 'open',
+    origin: s.server.origin,
+    requests: [],
+    mix: reads(keys),
+    connections: CROWD_SOCKETS,
+    rate,
+    durationSec: WARM_LOAD_SECONDS,
+    graceSec: 2,
+  });
+}
+
 /** warmKeys: passes over every key before giving up on a server that still refuses some. */
 const WARM_PASSES = 6;
 

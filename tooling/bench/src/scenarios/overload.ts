@@ -5,9 +5,10 @@
  * while one Free key holds 500 requests in flight. The server runs on CPU 0 and the load generators on CPU 1 (as the
  * issue's operator ran them). Keys are cached on every server before anything is measured (KEY_CACHE_TTL_MS 600 s,
  * every key sent until a pass is answered 2xx throughout), so a step's cost does not depend on how often thousands of
- * keys come round; SQLite's page and pet caches are off, so every list reads its rows. The capacity search sends on
- * keys of its own. Bare node:http's cost per answer is measured in the same run, the floor of any refusal. Judged by
- * the issue's targets (shedding on).
+ * keys come round; each server then carries the crowd's reads at the capacity for a while before its first step
+ * (warmLoad), so both are judged warm. SQLite's page and pet caches are off, so every list reads its rows. The
+ * capacity search sends on keys of its own. Bare node:http's cost per answer is measured in the same run, the floor of
+ * any refusal. Judged by the issue's targets (shedding on).
  */
 import { freePort } from '@animal-store/test-services';
 import { appServer, NO_PAGE_CACHE } from '../bench-servers.js';
@@ -15,7 +16,15 @@ import { postgresDatabase, sqliteDatabase, type BenchDatabase } from '../databas
 import { moreKeys } from '../more-keys.js';
 import { overloadTable, overloadTargets, stepLine, type SetupReport } from '../overload-report.js';
 import { bareAnswerMicros, capacity, CAPACITY_P99_MS, CAPACITY_SERVED } from '../overload-capacity.js';
-import { pin, step, warmKeys, type OverloadServer, type StepResult, type Traffic } from '../overload-steps.js';
+import {
+  pin,
+  step,
+  warmKeys,
+  warmLoad,
+  type OverloadServer,
+  type StepResult,
+  type Traffic,
+} from '../overload-steps.js';
 import { CATALOGUE_SIZE } from '../page.js';
 import type { RunContext, Scenario } from '../scenario.js';
 import { settings } from '../settings.js';
@@ -56,10 +65,11 @@ const chosen = (part: string, kind: readonly string[]): boolean => {
 };
 const STEP_NAMES = [...FACTORS.map(String), 'noisy'];
 
-/** The steps of one server: the trickle alone (shedding on only), the ladder, then the noisy key at 0.5x. */
+/** The steps of one server, after its warm-up load: the trickle alone (shedding on only), the ladder, the noisy key. */
 async function ladder(s: OverloadServer, traffic: Traffic, cap: number, label: string): Promise<StepResult[]> {
   const steps: StepResult[] = [];
   if (!chosen(s.shedding ? 'on' : 'off', ['on', 'off'])) return steps;
+  await warmLoad(s, traffic.free, cap);
   const run = async (factor: number, noisy = false) => {
     if (factor > 0 && !chosen(noisy ? 'noisy' : String(factor), STEP_NAMES)) return;
     const result = await step(s, traffic, cap, factor, noisy);
