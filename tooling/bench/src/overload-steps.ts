@@ -200,7 +200,7 @@ export function pin(pid: number, list: 'server' | 'load' | 'all'): void {
 }
 
 /** How long each server carries the crowd's reads at the capacity, unmeasured, before its first step (s). */
-export const WARM_LOAD_SECONDS = 20;
+const WARM_LOAD_SECONDS = 20;
 
 /**
  * Load a server carries, unmeasured, right before its first step: the crowd's reads at `rate` (the capacity) for
