@@ -85,6 +85,8 @@ export function prismaClientFor(target: DatabaseTarget): SqliteClient {
 
 export interface TestServer {
   url: string;
+  /** The listening node:http server. */
+  http: Server;
   db: Database;
   /** Creates a key of the plan and returns the raw key. */
   key(plan?: PlanName, limits?: { perMinute?: number; perDay?: number; concurrentRequests?: number }): Promise<string>;
@@ -113,6 +115,7 @@ export async function startTestServer(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    http: server,
     db,
     async key(plan = 'free', limits = {}) {
       return (await createApiKey(db.apiKeys, { plan, ...limits })).raw;
