@@ -4,7 +4,7 @@ import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApiKeyRecord } from '../db/types.js';
 import { Admission } from './admission.js';
-import type { Pressure } from './pressure.js';
+import { SOFT_CEILING, type Pressure } from './pressure.js';
 import { HARD_LEVEL, type ShedPlan } from './priorities.js';
 import { TurnBudget } from './turn.js';
 
@@ -18,6 +18,7 @@ let server: Server | undefined;
 afterEach(async () => {
   monitor.level = 0;
   monitor.utilization = 1;
+  monitor.pressure = { ...monitor.pressure, signal: 'event_loop_delay' };
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
@@ -215,6 +216,37 @@ describe('Admission: the turn budget', () => {
       'free/event_loop_turn',
       'pro/event_loop_turn',
       'business/event_loop_turn',
+    ]);
+  });
+
+  it("at the soft ceiling held by the loop's delay, admits each turn's budget whatever the level", () => {
+    const { offer, shed, at, endTurn } = gate();
+    monitor.level = SOFT_CEILING; // every plan below Enterprise shed by the level
+    expect([offer('/v1/pets', 'free'), offer('/v1/pets', 'pro', 'POST')]).toEqual(['in', 'in']);
+    at(3); // within Free's share (4), past the keyless one's (2)
+    expect([offer('/v1/pets', 'free'), offer('/v1/pets')]).toEqual(['in', 503]);
+    // A key the cache does not hold goes to its lookup, whose gate keeps the level's rule.
+    expect(offer('/v1/pets', 'uncached-free')).toBe('in');
+    at(5);
+    expect([offer('/v1/pets', 'free'), offer('/v1/pets', 'pro'), offer('/v1/pets', 'enterprise')]).toEqual([
+      503,
+      'in',
+      'in',
+    ]);
+    endTurn();
+    at(6);
+    expect(offer('/v1/pets', 'free')).toBe('in'); // the next turn's budget
+    // Held at the ceiling by another signal (the requests' wait, the database's), or above it: the level decides.
+    monitor.pressure = { ...monitor.pressure, signal: 'request_wait' };
+    expect(offer('/v1/pets', 'free')).toBe(503);
+    monitor.pressure = { ...monitor.pressure, signal: 'event_loop_delay' };
+    monitor.level = SOFT_CEILING + 0.5;
+    expect(offer('/v1/pets', 'free')).toBe(503);
+    expect(shed).toEqual([
+      'none/event_loop_turn',
+      'free/event_loop_turn',
+      'free/request_wait',
+      'free/event_loop_delay',
     ]);
   });
 

@@ -3,7 +3,7 @@ import { createHistogram, performance, type RecordableHistogram } from 'node:per
 import { errorBody } from '@animal-store/contract';
 import type { RequestHandler } from 'express';
 import type { SaturationMonitor } from './monitor.js';
-import type { SignalName } from './pressure.js';
+import { SOFT_CEILING, type SignalName } from './pressure.js';
 import { CLASS_SLOTS, HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
 import { turnLimit, TurnBudget } from './turn.js';
 
@@ -109,13 +109,19 @@ export class Admission {
   /** True when the request goes on; false when it was answered 503 here. */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.door?.(req, res)) return false;
-    const { level, utilization } = this.options.monitor;
-    const spent = utilization >= (this.options.turnFromUtilization ?? 0) ? this.#turn.over() : undefined;
+    const { level, utilization, pressure } = this.options.monitor;
+    const busy = utilization >= (this.options.turnFromUtilization ?? 0);
+    // At the soft ceiling, held there by the loop's own delay, the turn budget alone decides (turn.ts): every plan
+    // below Enterprise is shed and the turns are still long, so they are the refusals' own, and shedding everything
+    // would leave the CPU to refusals while nothing below Enterprise is served.
+    const floor = busy && level === SOFT_CEILING && pressure.signal === 'event_loop_delay' && this.#turn.budgetMs > 0;
+    const spent = floor ? this.#turn.spent() : busy ? this.#turn.over() : undefined;
     // Looked up once each, and only while a gate is shut: the exemption, then the plan both gates judge.
     const exempt = (spent !== undefined || level > 0) && neverShed(req.url ?? '/');
     const turnPlan = spent === undefined || exempt ? undefined : this.planOf(req);
     if (turnPlan !== undefined && this.#turnSheds(req, res, turnPlan, spent!)) return false;
-    if (level > 0 && !exempt) {
+    if (floor && turnPlan !== undefined) this.#count(priorityClass(turnPlan, req.method ?? 'GET') * 2);
+    else if (level > 0 && !exempt) {
       const plan = level >= HARD_LEVEL ? 'unknown' : spent === undefined ? this.planOf(req) : turnPlan;
       if (plan === undefined) undecided.add(req);
       else if (plan === 'unknown' || this.#sheds(plan, req.method ?? 'GET', level)) {

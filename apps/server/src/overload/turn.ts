@@ -7,6 +7,10 @@
  * shed (admission.ts): the rest of a long turn costs a 503 each instead of a list each, and the next turn starts
  * sooner. Lowest plan first: requests without a key past half the budget, Free past the budget, Pro past twice it,
  * Business past three times (creates half a class later); Enterprise, the probes, the scrape and the admin API never.
+ * At the controller's soft ceiling (everything below Enterprise shed) held by the loop's delay, the budget alone decides
+ * and each turn admits its budget's work whatever the level: the turns are then long with refusals alone (a refusal
+ * costs node:http a parse and a write), shedding more cannot shorten them, and the budget keeps some of the CPU for
+ * answers.
  */
 import { performance } from 'node:perf_hooks';
 import { SOFT_CEILING } from './pressure.js';
