@@ -114,13 +114,14 @@ export class Admission {
     // At the soft ceiling, held there by the loop's own delay, the turn budget alone decides (turn.ts): every plan
     // below Enterprise is shed and the turns are still long, so they are the refusals' own, and shedding everything
     // would leave the CPU to refusals while nothing below Enterprise is served.
-    const floor = busy && level === SOFT_CEILING && pressure.signal === 'event_loop_delay' && this.#turn.budgetMs > 0;
-    const spent = floor ? this.#turn.spent() : busy ? this.#turn.over() : undefined;
+    const turnAlone =
+      busy && level === SOFT_CEILING && pressure.signal === 'event_loop_delay' && this.#turn.budgetMs > 0;
+    const spent = turnAlone ? this.#turn.spent() : busy ? this.#turn.over() : undefined;
     // Looked up once each, and only while a gate is shut: the exemption, then the plan both gates judge.
     const exempt = (spent !== undefined || level > 0) && neverShed(req.url ?? '/');
     const turnPlan = spent === undefined || exempt ? undefined : this.planOf(req);
     if (turnPlan !== undefined && this.#turnSheds(req, res, turnPlan, spent!)) return false;
-    if (floor && turnPlan !== undefined) this.#count(priorityClass(turnPlan, req.method ?? 'GET') * 2);
+    if (turnAlone && turnPlan !== undefined) this.#count(priorityClass(turnPlan, req.method ?? 'GET') * 2);
     else if (level > 0 && !exempt) {
       const plan = level >= HARD_LEVEL ? 'unknown' : spent === undefined ? this.planOf(req) : turnPlan;
       if (plan === undefined) undecided.add(req);
