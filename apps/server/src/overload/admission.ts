@@ -111,9 +111,7 @@ export class Admission {
     if (this.door?.(req, res)) return false;
     const { level, utilization, pressure } = this.options.monitor;
     const busy = utilization >= (this.options.turnFromUtilization ?? 0);
-    // At the soft ceiling, held there by the loop's own delay, the turn budget alone decides (turn.ts): every plan
-    // below Enterprise is shed and the turns are still long, so they are the refusals' own, and shedding everything
-    // would leave the CPU to refusals while nothing below Enterprise is served.
+    // At the soft ceiling, held there by the loop's own delay, the turn budget alone decides (turn.ts says why).
     const turnAlone =
       busy && level === SOFT_CEILING && pressure.signal === 'event_loop_delay' && this.#turn.budgetMs > 0;
     const spent = turnAlone ? this.#turn.spent() : busy ? this.#turn.over() : undefined;
@@ -121,7 +119,7 @@ export class Admission {
     const exempt = (spent !== undefined || level > 0) && neverShed(req.url ?? '/');
     const turnPlan = spent === undefined || exempt ? undefined : this.planOf(req);
     if (turnPlan !== undefined && this.#turnSheds(req, res, turnPlan, spent!)) return false;
-    if (turnAlone && turnPlan !== undefined) this.#count(priorityClass(turnPlan, req.method ?? 'GET') * 2);
+    if (turnAlone && turnPlan !== undefined) this.#countPlan(turnPlan, req);
     else if (level > 0 && !exempt) {
       const plan = level >= HARD_LEVEL ? 'unknown' : spent === undefined ? this.planOf(req) : turnPlan;
       if (plan === undefined) undecided.add(req);
@@ -181,7 +179,12 @@ export class Admission {
   #countSample(req: IncomingMessage): void {
     if (neverShed(req.url ?? '/')) return;
     const plan = this.planOf(req);
-    if (plan !== undefined) this.#count(priorityClass(plan, req.method ?? 'GET') * 2);
+    if (plan !== undefined) this.#countPlan(plan, req);
+  }
+
+  /** Counts a request of `plan` among those offered, in its class's slot. */
+  #countPlan(plan: ShedPlan, req: IncomingMessage): void {
+    this.#count(priorityClass(plan, req.method ?? 'GET') * 2);
   }
 
   #count(slot: number): void {
