@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../src/keys/resolver.js';
 import { createLogger } from '../src/logger.js';
 import { auth, expectError, jsonPost, PROVIDERS, useTestServer, type TestServer } from './helpers.js';
+import { exchange, statusesOf } from './raw-http.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 30);
@@ -66,6 +67,26 @@ describe.each(PROVIDERS)('API keys as a product on %s', (provider) => {
       await expectError(refused, 401, 'unauthorized');
       // The Free limits of the client address, not the key's Pro ones.
       expect(refused.headers.get('x-ratelimit-limit')).toBe('60');
+    });
+
+    it('judges each request of one connection by its own key (a connection remembers only the hash of its last)', async () => {
+      const { secret: free } = await createKey({ plan: 'free' });
+      const { secret: pro } = await createKey({ plan: 'pro' });
+      const typo = free.slice(0, 20) + (free[20] === 'x' ? 'y' : 'x') + free.slice(21);
+      const get = (key: string | undefined, last = false) =>
+        `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}` +
+        `${last ? 'Connection: close\r\n' : ''}\r\n`;
+      const port = Number(new URL(server.url).port);
+      const raw = await exchange(port, get(free), get(pro), get(typo), get(undefined), get(pro), get(free, true));
+      expect(statusesOf(raw)).toEqual([200, 200, 401, 401, 200, 200]);
+      const header = (name: string) => [...raw.matchAll(new RegExp(`\r\n${name}: (\\d+)`, 'gi'))].map((m) => m[1]);
+      const [freeLimit, proLimit, , , proAgain, freeAgain] = header('x-ratelimit-limit');
+      expect(proLimit).not.toBe(freeLimit);
+      expect([proAgain, freeAgain]).toEqual([proLimit, freeLimit]);
+      // The last request drew on the first one's budget, not on another key's.
+      const remaining = header('x-ratelimit-remaining').map(Number);
+      expect(remaining[5]).toBe(remaining[0]! - 1);
+      expect(remaining[4]).toBe(remaining[1]! - 1);
     });
 
     it('keeps accepting keys issued in the old format (no checksum)', async () => {

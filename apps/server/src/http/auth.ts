@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RouteDocs, Scope } from '@animal-store/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { LastUsedRecorder } from '../keys/last-used.js';
-import { looksLikeKey } from '../keys/format.js';
+import { connectionKeyHash } from '../keys/connection-key.js';
 import { KEY_LOOKUP_NEEDED, type KeyResolution, type KeyResolver } from '../keys/resolver.js';
 import { inLeafSpan, inSpan } from '../telemetry/spans.js';
 import { AppError } from '../errors/app-error.js';
@@ -64,10 +64,11 @@ export function resolveApiKey(
       next();
       return;
     }
-    const cached = keys.peek(raw);
+    const hash = connectionKeyHash(req, raw);
+    const cached = keys.peek(hash);
     if (cached !== KEY_LOOKUP_NEEDED) {
-      // An answer other than undefined came from a cached lookup, which only a well-formed key reaches.
-      const hit = cached !== undefined || looksLikeKey(raw);
+      // Only a well-formed key has a hash, and its answer here came from a cached lookup.
+      const hit = hash !== undefined;
       onLookup?.(hit ? 'hit' : 'malformed');
       inLeafSpan(
         KEY_LOOKUP_SPAN,
@@ -83,7 +84,7 @@ export function resolveApiKey(
         KEY_LOOKUP_SPAN,
         () => ({ attributes: lookupAttributes(false, undefined) }),
         (span) =>
-          keys.resolve(raw).then((resolution) => {
+          keys.resolve(hash).then((resolution) => {
             span?.setAttributes(lookupAttributes(false, resolution));
             return resolution;
           }),

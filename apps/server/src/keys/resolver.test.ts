@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useOpenDatabase } from '../../test/helpers.js';
 import { createApiKey } from './admin.js';
 import { generateRawKey } from './format.js';
-import { hashKey, KEY_LOOKUP_NEEDED, KeyResolver } from './resolver.js';
+import { hashKey, keyHashOf, KEY_LOOKUP_NEEDED, KeyResolver } from './resolver.js';
 
 describe('KeyResolver', () => {
   const opened = useOpenDatabase('sqlite');
@@ -22,13 +22,13 @@ describe('KeyResolver', () => {
     const raw = generateRawKey();
     const typo = raw.slice(0, -1) + (raw.endsWith('A') ? 'B' : 'A');
     lookups = 0;
-    expect(await resolver.resolve(typo)).toBeUndefined();
-    expect(await resolver.resolve('nope')).toBeUndefined();
-    expect(resolver.peek(typo)).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(typo))).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf('nope'))).toBeUndefined();
+    expect(resolver.peek(keyHashOf(typo))).toBeUndefined();
     expect(lookups).toBe(0);
     // A well-formed unknown key, and a legacy-shaped one, are looked up (legacy keys carry no checksum).
-    expect(await resolver.resolve(raw)).toBeUndefined();
-    expect(await resolver.resolve(`ask_${'x'.repeat(43)}`)).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(`ask_${'x'.repeat(43)}`))).toBeUndefined();
     expect(lookups).toBe(2);
   });
 
@@ -38,21 +38,21 @@ describe('KeyResolver', () => {
     // A store that answers every hash with another key's row (a corrupt index, a wrong query): the compare refuses it.
     const wrong = { findByHash: () => Promise.resolve(other) };
     const resolver = new KeyResolver(wrong, 5000);
-    expect(await resolver.resolve(raw)).toBeUndefined();
-    expect(resolver.peek(raw)).toBeUndefined(); // from the cache (not KEY_LOOKUP_NEEDED), compared again
+    expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
+    expect(resolver.peek(keyHashOf(raw))).toBeUndefined(); // from the cache (not KEY_LOOKUP_NEEDED), compared again
   });
 
   it('caches lookups for the TTL; clear() forgets them at once', async () => {
     let now = 1_000_000;
     const resolver = new KeyResolver(store, 5000, () => now);
     const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
-    expect(resolver.peek(raw)).not.toBeUndefined();
-    expect((await resolver.resolve(raw)) as { id: number }).toMatchObject({ id: record.id });
+    expect(resolver.peek(keyHashOf(raw))).not.toBeUndefined();
+    expect((await resolver.resolve(keyHashOf(raw))) as { id: number }).toMatchObject({ id: record.id });
     await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
-    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached: the TTL is the safety net
+    expect(resolver.peek(keyHashOf(raw))).toMatchObject({ id: record.id }); // still cached: the TTL is the safety net
     resolver.clear();
-    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
   });
 
   it('a lookup that was in flight when the cache was cleared does not refill it', async () => {
@@ -71,52 +71,52 @@ describe('KeyResolver', () => {
     };
     const resolver = new KeyResolver(slow, 60_000);
     const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
-    const pending = resolver.resolve(raw);
+    const pending = resolver.resolve(keyHashOf(raw));
     await hasRead;
     await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     resolver.clear();
     release();
     expect(await pending).toMatchObject({ id: record.id }); // what it read before the change
-    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED); // nothing of it was kept
+    expect(resolver.peek(keyHashOf(raw))).toBe(KEY_LOOKUP_NEEDED); // nothing of it was kept
   });
 
   it("answers 'expired' for a key past its expiry", async () => {
     let now = Date.UTC(2030, 0, 1);
     const resolver = new KeyResolver(store, 60_000, () => now);
     const { raw } = await createApiKey(opened.db.apiKeys, { plan: 'free', expiresAt: new Date(now + 1000) });
-    expect(await resolver.resolve(raw)).toMatchObject({ plan: 'free' });
+    expect(await resolver.resolve(keyHashOf(raw))).toMatchObject({ plan: 'free' });
     now += 1000;
-    expect(resolver.peek(raw)).toBe('expired');
+    expect(resolver.peek(keyHashOf(raw))).toBe('expired');
   });
   it('without a change notification, a revocation takes effect once the cache time has passed (the safety net)', async () => {
     let now = 1_000_000;
     const resolver = new KeyResolver(opened.db.apiKeys, 5000, () => now);
     const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
-    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
+    expect(await resolver.resolve(keyHashOf(raw))).toMatchObject({ id: record.id });
     await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
-    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id }); // still cached
+    expect(await resolver.resolve(keyHashOf(raw))).toMatchObject({ id: record.id }); // still cached
     now += 2;
-    expect(await resolver.resolve(raw)).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
   });
 
   it('peek answers what resolve answers, from the cache only, and asks for a lookup otherwise', async () => {
     let now = 1_000_000;
     const resolver = new KeyResolver(opened.db.apiKeys, 5000, () => now);
     const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'free' });
-    expect(resolver.peek('nope')).toBeUndefined();
-    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
-    expect(await resolver.resolve(raw)).toMatchObject({ id: record.id });
-    expect(resolver.peek(raw)).toMatchObject({ id: record.id });
+    expect(resolver.peek(keyHashOf('nope'))).toBeUndefined();
+    expect(resolver.peek(keyHashOf(raw))).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(keyHashOf(raw))).toMatchObject({ id: record.id });
+    expect(resolver.peek(keyHashOf(raw))).toMatchObject({ id: record.id });
     await opened.db.apiKeys.revoke({ id: record.id }, new Date());
     now += 4999;
-    expect(resolver.peek(raw)).toMatchObject({ id: record.id }); // still cached, as resolve
+    expect(resolver.peek(keyHashOf(raw))).toMatchObject({ id: record.id }); // still cached, as resolve
     now += 2;
-    expect(resolver.peek(raw)).toBe(KEY_LOOKUP_NEEDED);
-    expect(await resolver.resolve(raw)).toBeUndefined();
-    expect(resolver.peek(raw)).toBeUndefined(); // the revoked answer is cached too
+    expect(resolver.peek(keyHashOf(raw))).toBe(KEY_LOOKUP_NEEDED);
+    expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
+    expect(resolver.peek(keyHashOf(raw))).toBeUndefined(); // the revoked answer is cached too
     const unknown = 'ask_' + 'x'.repeat(43);
-    expect(await resolver.resolve(unknown)).toBeUndefined();
-    expect(resolver.peek(unknown)).toBeUndefined();
+    expect(await resolver.resolve(keyHashOf(unknown))).toBeUndefined();
+    expect(resolver.peek(keyHashOf(unknown))).toBeUndefined();
   });
 });

@@ -6,6 +6,11 @@ export function hashKey(raw: string): string {
   return hash('sha256', raw, 'hex');
 }
 
+/** The hash a bearer key is looked up by; undefined for text that cannot be a key (its format says so, no lookup). */
+export function keyHashOf(raw: string): string | undefined {
+  return looksLikeKey(raw) ? hashKey(raw) : undefined;
+}
+
 /** What a lookup found: the record with its hash also as bytes (made once, for every constant-time compare), or none. */
 type Lookup = { record: ApiKeyRecord; digest: Buffer } | { record: undefined; digest?: undefined };
 
@@ -37,9 +42,9 @@ export class KeyResolver {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async resolve(raw: string): Promise<KeyResolution> {
-    if (!looksLikeKey(raw)) return undefined;
-    const hash = hashKey(raw);
+  /** The key whose hash (keyHashOf) is `hash`; undefined for a text that cannot be a key. */
+  async resolve(hash: string | undefined): Promise<KeyResolution> {
+    if (hash === undefined) return undefined;
     return this.#active(await this.#lookup(hash), hash);
   }
 
@@ -47,9 +52,8 @@ export class KeyResolver {
    * What `resolve` would answer, when it can answer without waiting (a malformed key, or a cached lookup); otherwise
    * `KEY_LOOKUP_NEEDED`. Lets the request path skip a promise per request for the common, cached case.
    */
-  peek(raw: string): KeyResolution | typeof KEY_LOOKUP_NEEDED {
-    if (!looksLikeKey(raw)) return undefined;
-    const hash = hashKey(raw);
+  peek(hash: string | undefined): KeyResolution | typeof KEY_LOOKUP_NEEDED {
+    if (hash === undefined) return undefined;
     const cached = this.#cache.get(hash);
     if (!cached || cached.expires <= this.now()) return KEY_LOOKUP_NEEDED;
     return this.#active(cached.lookup, hash);

@@ -49,11 +49,11 @@ const RETRY_AFTER_MS = CONCURRENCY_RETRY_AFTER_SECONDS * 1000;
  * Refuses, at the door (before the key lookup, the rate limiter, Express), the requests of a key whose refusal is
  * already known: its lineage has its plan's number of requests in flight on this replica (429
  * `concurrency_limit_exceeded`), or it is banned (429 `api_key_banned`, until the ban ends). Only a key in the key
- * cache is recognised, so the door costs a map lookup and a hash, and only while some lineage is full or banned. Its
- * answers carry the rate-limit headers of the lineage's last decision (a ban's, brought to now), are not charged (the
- * limiter was not asked: a refusal that costs nothing needs no budget), and are held (hold.ts), so a client that
- * sends again at once, however many connections it opens, cannot spin the process on refusals. A rate-limited key
- * that is not banned still takes the normal path: its refusals count towards its ban.
+ * cache is recognised, so the door costs a map lookup (and a hash once per connection), and only while some lineage
+ * is full or banned. Its answers carry the rate-limit headers of the lineage's last decision (a ban's, brought to
+ * now), are not charged (the limiter was not asked: a refusal that costs nothing needs no budget), and are held
+ * (hold.ts), so a client that sends again at once, however many connections it opens, cannot spin the process on
+ * refusals. A rate-limited key that is not banned still takes the normal path: its refusals count towards its ban.
  */
 export class KeyDoor {
   readonly #lineages = new Map<string, Lineage>();

@@ -1,13 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiKeyRecord } from '../db/types.js';
 import { bearerToken } from '../http/auth.js';
+import { connectionKeyHash } from '../keys/connection-key.js';
 import { KEY_LOOKUP_NEEDED, type KeyResolver } from '../keys/resolver.js';
 import type { PlanProbe } from './admission.js';
 
-/** What the key cache alone says of a request's bearer key (a checksum and a hash, no lookup); undefined without one. */
+/** What the key cache alone says of a request's bearer key (no lookup); undefined without one. */
 function peekKey(keys: Pick<KeyResolver, 'peek'>, req: IncomingMessage) {
   const token = bearerToken(req);
-  return typeof token === 'string' ? keys.peek(token) : undefined;
+  return typeof token === 'string' ? keys.peek(connectionKeyHash(req, token)) : undefined;
 }
 
 /**
