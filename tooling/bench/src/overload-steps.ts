@@ -71,7 +71,7 @@ export interface StepResult {
   serverCpu: number;
   /** Shedding on: answers shed during the step by the signal that was past its threshold (the server's metric). */
   shedBy?: Record<string, number>;
-  /** Shedding on: the shed level and the event-loop delay (ms) the shedder saw, averaged over the step's samples. */
+  /** Shedding on: the shed level and the event-loop delay (ms) the shedder saw, halfway through the step. */
   shedder?: { level: number; delayMs: number };
 }
 
@@ -122,10 +122,11 @@ export async function step(
   await new Promise((r) => setTimeout(r, startAt + WARMUP_SEC * 1000 - Date.now()));
   const cpuBefore = cpuMs(s.server.pid);
   const started = Date.now();
-  const shedder = s.shedding ? watchShedder(s, started + settings.overloadStepSeconds * 1000) : undefined;
+  const watched = watchShedder(s, (settings.overloadStepSeconds * 1000) / 2);
   await new Promise((r) => setTimeout(r, settings.overloadStepSeconds * 1000));
   const serverCpu = (cpuMs(s.server.pid) - cpuBefore) / (Date.now() - started);
   const [crowd, trickle, healthApi, healthOps, noisyLoad] = await loads;
+  const shedder = await watched;
   const shedBy = shedBefore && difference(await shedCounts(s), shedBefore);
   return {
     factor,
@@ -138,28 +139,25 @@ export async function step(
     ...(noisyLoad ? { noisyLoad } : {}),
     serverCpu,
     ...(shedBy ? { shedBy } : {}),
-    ...(shedder ? { shedder: await shedder } : {}),
+    ...(s.shedding ? { shedder } : {}),
   };
 }
 
 /**
- * How often the shedder is watched during a step. A scrape of /metrics holds the server's event loop for several
- * milliseconds (the exposition is built on the main thread, also for OPS_PORT), so watching often would add stalls
- * to the steps of the server with shedding on only, and to the latencies they are judged by.
+ * The shed level and event-loop delay gauges (OPS_PORT's /metrics), read once, `afterMs` into the step, on either
+ * server. A scrape holds the server's event loop for several milliseconds (the exposition is built on the main thread,
+ * also for OPS_PORT) and lengthens the tail of the requests in flight meanwhile (of those never shed above all:
+ * `/healthz` and the Enterprise trickle). So each server is scraped once a step, shedding on or off alike: about as
+ * often as a Prometheus scrapes a replica (every 15 s by default), not more often on the server under judgement.
  */
-const WATCH_MS = 2000;
-
-/** The shed level and event-loop delay gauges (OPS_PORT's /metrics) every WATCH_MS until `until`, averaged. */
-async function watchShedder(s: OverloadServer, until: number): Promise<{ level: number; delayMs: number }> {
-  let [level, delay, n] = [0, 0, 0];
-  while (Date.now() < until) {
-    await new Promise((r) => setTimeout(r, WATCH_MS));
-    const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
-    level += Number(/^animal_store_load_shed_level (\S+)$/m.exec(text)?.[1] ?? NaN);
-    delay += Number(/^animal_store_load_shed_signal\{signal="event_loop_delay"\} (\S+)$/m.exec(text)?.[1] ?? NaN);
-    n++;
-  }
-  return { level: level / n, delayMs: (1000 * delay) / n };
+async function watchShedder(s: OverloadServer, afterMs: number): Promise<{ level: number; delayMs: number }> {
+  await new Promise((r) => setTimeout(r, afterMs));
+  const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
+  return {
+    level: Number(/^animal_store_load_shed_level (\S+)$/m.exec(text)?.[1] ?? NaN),
+    delayMs:
+      1000 * Number(/^animal_store_load_shed_signal\{signal="event_loop_delay"\} (\S+)$/m.exec(text)?.[1] ?? NaN),
+  };
 }
 
 /** animal_store_load_shed_total summed by reason, from /metrics on OPS_PORT. */
