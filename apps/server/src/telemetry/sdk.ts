@@ -167,12 +167,15 @@ function propagatorOf(names: Propagator[]): TextMapPropagator {
   return new CompositePropagator({ propagators });
 }
 
-/** The exporter of the configured protocol; each reads its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*. */
+/**
+ * The exporter of the configured protocol; each reads its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*.
+ * Protobuf is the official exporter's transport with our encoding of the same bytes (otlp-exporter.ts).
+ */
 async function exporterFor(protocol: OtlpProtocol): Promise<SpanExporter> {
   if (protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter();
   }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter();
+  const { ProtobufSpanExporter } = await import('./otlp-exporter.js');
+  return new ProtobufSpanExporter();
 }
