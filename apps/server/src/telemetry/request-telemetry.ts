@@ -71,7 +71,7 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
     return next();
   }
   const span = sampling.start(name, { kind: SpanKind.SERVER }, parent, traceId);
-  addAttributes(span, { 'http.request.method': method, 'url.path': req.path, ...requestAttributes(req) });
+  addAttributes(span, requestAttributes(req, method));
   req.trace = span;
   const active = trace.setSpan(parent, span);
   // A body's events come from the socket, outside this context: bound, the handlers after them keep it.
@@ -88,19 +88,23 @@ function parentOf(req: Request): Context {
     : propagation.extract(ROOT_CONTEXT, headers);
 }
 
-/** The HTTP conventions' attributes of a request besides its method and path (never a header but the user agent). */
-function requestAttributes(req: Request): Attributes {
+/** The HTTP conventions' attributes of a request (never a header but the user agent), in one object. */
+function requestAttributes(req: Request, method: string): Attributes {
   const host = req.headers.host ?? '';
   const colon = host.lastIndexOf(':');
   const port = colon > 0 && !host.endsWith(']');
-  return {
+  const attributes: Attributes = {
+    'http.request.method': method,
+    'url.path': req.path,
     'url.scheme': req.protocol,
     'server.address': port ? host.slice(0, colon) : host,
-    ...(port ? { 'server.port': Number(host.slice(colon + 1)) } : {}),
     'client.address': req.ip ?? '',
     'network.protocol.version': req.httpVersion,
-    ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
   };
+  if (port) attributes['server.port'] = Number(host.slice(colon + 1));
+  const agent = req.headers['user-agent'];
+  if (agent) attributes['user_agent.original'] = agent;
+  return attributes;
 }
 
 /** The route pattern of a matched request (`/v1/pets/:petId`), undefined when no route matched. */
@@ -137,11 +141,11 @@ export function endRequest(req: Request, res: Response, metrics: Metrics, second
     );
   }
   if (!span) return;
-  addAttributes(span, {
-    ...(status !== undefined && { 'http.response.status_code': status }),
-    ...(route !== undefined && { 'http.route': route }),
-    ...(errorType !== undefined && { 'error.type': errorType }),
-  });
+  const attributes: Attributes = {};
+  if (status !== undefined) attributes['http.response.status_code'] = status;
+  if (route !== undefined) attributes['http.route'] = route;
+  if (errorType !== undefined) attributes['error.type'] = errorType;
+  addAttributes(span, attributes);
   if (route !== undefined) span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
   if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
