@@ -52,11 +52,17 @@ function requestSpans(tracer: ReturnType<TracerProvider['getTracer']>, n: number
   });
   const active = trace.setSpan(parent, server);
   const child = tracer.startSpan('SELECT Pet', { kind: SpanKind.CLIENT }, active);
-  child.setAttributes({ 'db.system.name': 'sqlite', 'db.query.text': `SELECT * FROM "Pet" WHERE id > ? ${'x'.repeat(n)}` });
+  child.setAttributes({
+    'db.system.name': 'sqlite',
+    'db.query.text': `SELECT * FROM "Pet" WHERE id > ? ${'x'.repeat(n)}`,
+  });
   child.addEvent('retry', { attempt: 2 });
   child.setStatus({ code: SpanStatusCode.ERROR, message: 'SQLITE_BUSY' });
   child.end();
-  const links: Link[] = [{ context: server.spanContext(), attributes: { member: n } }, { context: server.spanContext() }];
+  const links: Link[] = [
+    { context: server.spanContext(), attributes: { member: n } },
+    { context: server.spanContext() },
+  ];
   const shared = tracer.startSpan('group commit', { links }, active);
   shared.end();
   server.end();
@@ -132,7 +138,12 @@ describe('encodeSpans', () => {
       [a.provider, 'three', '3.0.0'],
       [a.provider, 'one', undefined],
     ] as const) {
-      provider.getTracer(scope, version, { schemaUrl: scope === 'two' ? 'https://opentelemetry.io/schemas/1.30.0' : undefined }).startSpan(scope).end();
+      provider
+        .getTracer(scope, version, {
+          schemaUrl: scope === 'two' ? 'https://opentelemetry.io/schemas/1.30.0' : undefined,
+        })
+        .startSpan(scope)
+        .end();
     }
     spans.push(...a.ended.slice(0, 1), ...b.ended, ...a.ended.slice(1));
     expect(ours(spans)).toEqual(official(spans));

@@ -98,7 +98,8 @@ function requestAttributes(req: Request, method: string): Attributes {
     'url.path': req.path,
     'url.scheme': req.protocol,
     'server.address': port ? host.slice(0, colon) : host,
-    'client.address': req.ip ?? '',
+    // Express's req.ip (TRUST_PROXY's rules) reads X-Forwarded-For; without that header it is the socket's address.
+    'client.address': (req.headers['x-forwarded-for'] === undefined ? req.socket.remoteAddress : req.ip) ?? '',
     'network.protocol.version': req.httpVersion,
   };
   if (port) attributes['server.port'] = Number(host.slice(colon + 1));

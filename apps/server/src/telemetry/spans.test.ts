@@ -103,6 +103,7 @@ function request(headers: Record<string, string>) {
     headers: { host: '127.0.0.1:3000', ...headers },
     protocol: 'http',
     ip: '127.0.0.1',
+    socket: { remoteAddress: '127.0.0.1' },
     httpVersion: '1.1',
   } as unknown as Request;
   const res = { writableFinished: true, statusCode: 200 } as unknown as Response;

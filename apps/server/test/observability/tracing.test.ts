@@ -68,7 +68,12 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
   );
   expect(created.map((r) => r.status)).toEqual(Array(PARALLEL).fill(201));
   const listed = await Promise.all(
-    lists.map((c, i) => fetch(`${reader.url}/v1/pets?limit=${5 + i}`, { headers: { ...auth, ...c.headers } })),
+    // A forwarded-for address from a proxy TRUST_PROXY does not trust (none, by default) is not the client's.
+    lists.map((c, i) =>
+      fetch(`${reader.url}/v1/pets?limit=${5 + i}`, {
+        headers: { ...auth, ...c.headers, 'X-Forwarded-For': '203.0.113.9' },
+      }),
+    ),
   );
   expect(listed.map((r) => r.status)).toEqual(Array(PARALLEL).fill(200));
   // The admin token goes over the wire too: it must not reach a span either.
@@ -97,6 +102,7 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
     'url.scheme': 'http',
     'server.address': '127.0.0.1',
     'server.port': writer.port,
+    'client.address': '127.0.0.1',
   });
   const createSpans = inTrace(spans, create.traceId);
   const names = createSpans.map((s) => s.name);
@@ -128,7 +134,11 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
   const list = lists[0]!;
   const listServer = inTrace(spans, list.traceId).find((s) => s.kind === 'server')!;
   expect(listServer.parentSpanId).toBe(list.spanId);
-  expect(listServer.attributes).toMatchObject({ 'http.route': '/v1/pets', 'http.response.status_code': 200 });
+  expect(listServer.attributes).toMatchObject({
+    'http.route': '/v1/pets',
+    'http.response.status_code': 200,
+    'client.address': '127.0.0.1',
+  });
   const reads = spans.filter((s) => s.name === 'SELECT pets' && s.attributes['db.system.name'] === 'postgresql');
   for (const l of lists) expect(linkedFrom(reads, l.traceId)).toHaveLength(1);
   expect(Math.max(...reads.map((s) => s.links.length))).toBeGreaterThan(1);
