@@ -67,6 +67,19 @@ export async function startMain(env: Record<string, string>): Promise<MainProces
   };
 }
 
+/**
+ * Several servers started together; when one fails to start, those that did are killed before the error is thrown
+ * (an afterAll never sees them, and they would outlive the test run).
+ */
+export async function startMains(envs: Record<string, string>[]): Promise<MainProcess[]> {
+  const started = await Promise.allSettled(envs.map((env) => startMain(env)));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  if (!failed) return servers;
+  await Promise.all(servers.map((server) => server.kill()));
+  throw failed.reason;
+}
+
 /** Creates a key with the key CLI on the database `env` names; returns the raw key. */
 export function createKey(env: Record<string, string>, plan = 'enterprise'): string {
   const args =

@@ -8,7 +8,7 @@ import { freePort, killProcess, startRedisServer } from '@animal-store/rate-limi
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONCURRENCY_PREFIX } from '../../src/rate-limiting/concurrency.js';
-import { createKey, startMain, type MainProcess } from '../main-process.js';
+import { createKey, startMains, type MainProcess } from '../main-process.js';
 import { noStacks } from './expectations.js';
 
 describe('a replica killed while holding concurrency slots (a private redis-server)', () => {
@@ -31,7 +31,7 @@ describe('a replica killed while holding concurrency slots (a private redis-serv
       CONCURRENCY_LEASE_MS: '10000',
     };
     key = createKey(env, 'free');
-    [dying, survivor] = await Promise.all([startMain(env), startMain(env)]);
+    [dying, survivor] = (await startMains([env, env])) as [MainProcess, MainProcess];
   }, 60_000);
   afterAll(async () => {
     await dying?.kill();

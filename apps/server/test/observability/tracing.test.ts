@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@animal-store/test-services';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createKey, type MainProcess, startMain } from '../main-process.js';
+import { createKey, type MainProcess, startMain, startMains } from '../main-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -27,10 +27,12 @@ beforeAll(async () => {
   const env = { DATABASE_URL: database.target.url, REDIS_URL, ADMIN_TOKEN };
   key = createKey(env);
   const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
-  replicas = await Promise.all(
-    (['http/protobuf', 'http/json'] as const).map((protocol) =>
-      startMain({ ...env, ...tracing, OTEL_EXPORTER_OTLP_PROTOCOL: protocol }),
-    ),
+  replicas = await startMains(
+    (['http/protobuf', 'http/json'] as const).map((protocol) => ({
+      ...env,
+      ...tracing,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    })),
   );
 }, 60_000);
 
