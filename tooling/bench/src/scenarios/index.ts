@@ -11,6 +11,7 @@ import { growth } from './growth.js';
 import { latency } from './latency.js';
 import { memory } from './memory.js';
 import { mixed } from './mixed.js';
+import { otlp } from './otlp.js';
 import { overload } from './overload.js';
 import { ratelimit } from './ratelimit.js';
 import { throughput } from './throughput.js';
@@ -25,6 +26,7 @@ export const SCENARIOS: readonly Scenario[] = [
   crash,
   ratelimit,
   concurrency,
+  otlp,
   tracing,
   overload,
   compare,
