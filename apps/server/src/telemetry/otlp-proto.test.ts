@@ -11,6 +11,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { encodeSpans } from './otlp-proto.js';
+import { Writer } from './protobuf-writer.js';
 
 const official = (spans: ReadableSpan[]) => Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!);
 const ours = (spans: ReadableSpan[]) => Buffer.from(encodeSpans(spans));
@@ -158,5 +159,19 @@ describe('encodeSpans', () => {
     encodeSpans(ended.slice(1));
     expect(Buffer.from(first)).toEqual(before);
     expect(encodeSpans([]).length).toBe(0);
+  });
+
+  it('lets go of a buffer grown past a mebibyte once its bytes are taken', () => {
+    const writer = new Writer();
+    const initial = writer.buf.length;
+    writer.string(1, 'x'.repeat(3 * 1024 * 1024));
+    expect(writer.buf.length).toBeGreaterThan(3 * 1024 * 1024);
+    const bytes = writer.take();
+    expect(bytes.length).toBe(1 + 4 + 3 * 1024 * 1024);
+    expect(writer.buf.length).toBe(initial);
+    expect(writer.pos).toBe(0);
+    writer.string(1, 'y'.repeat(100_000));
+    writer.take();
+    expect(writer.buf.length).toBeGreaterThan(initial);
   });
 });

@@ -166,7 +166,10 @@ function grouped(spans: ReadableSpan[]): Map<Resource, Map<Scope, ReadableSpan[]
   return resources;
 }
 
-/** One writer for every export: encoding is synchronous, and each request gets a copy of exactly its bytes. */
+/**
+ * One writer for every export: encoding is synchronous, and each request gets a copy of exactly its bytes (the
+ * transport may still send or retry them while the next batch is written).
+ */
 const writer = new Writer();
 
 /** The ExportTraceServiceRequest of `spans`, in protobuf. */
@@ -198,5 +201,5 @@ export function encodeSpans(spans: ReadableSpan[]): Uint8Array {
     if (resource.schemaUrl) w.string(3, resource.schemaUrl);
     w.close(resourceSpans);
   }
-  return Buffer.copyBytesFrom(w.buf, 0, w.pos);
+  return w.take();
 }

@@ -15,6 +15,9 @@ const tag = (field: number, wire: number) => (field << 3) | wire;
 /** Strings this long or longer are measured and written natively; shorter ones by a loop that also checks ASCII. */
 const NATIVE_STRING = 48;
 
+const INITIAL_SIZE = 64 * 1024;
+const KEPT_SIZE = 1024 * 1024;
+
 /** A hex digit's value by its character code (what a valid trace or span id holds). */
 const HEX = new Uint8Array(128);
 for (let c = 0; c < 10; c++) HEX[48 + c] = c;
@@ -25,8 +28,19 @@ for (let c = 0; c < 6; c++) HEX[97 + c] = HEX[65 + c] = 10 + c;
  * moves its content when the length needs more (as the official writer does), so lengths stay canonical.
  */
 export class Writer {
-  buf = Buffer.allocUnsafe(64 * 1024);
+  buf = Buffer.allocUnsafe(INITIAL_SIZE);
   pos = 0;
+
+  /**
+   * The bytes written so far, copied out, and the writer emptied. A buffer grown past KEPT_SIZE (a batch of unusually
+   * long attributes) is let go rather than held for the life of the process.
+   */
+  take(): Uint8Array {
+    const bytes = Buffer.copyBytesFrom(this.buf, 0, this.pos);
+    this.pos = 0;
+    if (this.buf.length > KEPT_SIZE) this.buf = Buffer.allocUnsafe(INITIAL_SIZE);
+    return bytes;
+  }
 
   reserve(size: number): void {
     if (this.pos + size <= this.buf.length) return;
