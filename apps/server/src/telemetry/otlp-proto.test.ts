@@ -174,4 +174,12 @@ describe('encodeSpans', () => {
     writer.take();
     expect(writer.buf.length).toBeGreaterThan(initial);
   });
+
+  it('writes two-byte tags for fields from 16 on', () => {
+    const writer = new Writer();
+    const at = writer.open(16);
+    writer.string(20, 'ab');
+    writer.close(at);
+    expect([...writer.take()]).toEqual([0x82, 0x01, 5, 0xa2, 0x01, 2, 0x61, 0x62]);
+  });
 });

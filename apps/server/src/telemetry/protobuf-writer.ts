@@ -54,7 +54,8 @@ export class Writer {
   /** Starts a length-delimited field: its tag and one byte for the length; returns where the length goes. */
   open(field: number): number {
     this.reserve(6);
-    this.buf[this.pos++] = tag(field, LEN);
+    if (field < 16) this.buf[this.pos++] = tag(field, LEN);
+    else this.tag(field, LEN);
     return this.pos++;
   }
 
@@ -137,10 +138,13 @@ export class Writer {
     this.pos += 8;
   }
 
-  /** A length-delimited string field, UTF-8 (lone surrogates as U+FFFD, as TextEncoder writes them). */
+  /**
+   * A length-delimited string field, UTF-8 (lone surrogates as U+FFFD, as TextEncoder writes them). A short one of a
+   * field below 16 (a one-byte tag, as every OTLP string field) is written by a loop; any other natively.
+   */
   string(field: number, text: string): void {
     const length = text.length;
-    if (length < NATIVE_STRING) {
+    if (length < NATIVE_STRING && field < 16) {
       this.reserve(length + 2);
       const { buf } = this;
       const start = this.pos;
