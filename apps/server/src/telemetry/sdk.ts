@@ -3,7 +3,8 @@
  * tracing off none of it is loaded). Spans go in batches to an OTLP/HTTP endpoint (protobuf or JSON), which the
  * exporter reads from the standard OTEL_EXPORTER_OTLP_* variables itself, as the resource detector reads
  * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. No auto-instrumentation: the server makes its own spans (cheaper
- * and exact on its fast paths); Prisma's instrumentation adds Prisma's spans (the API-key queries).
+ * and exact on its fast paths), with the lean tracer on the SDK's sampler, ids and batch processor (lean-tracer.ts);
+ * Prisma's instrumentation adds Prisma's spans (the API-key queries) through the SDK's own tracer.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -30,6 +31,7 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
+  type IdGenerator,
   ParentBasedSampler,
   RandomIdGenerator,
   type Sampler,
@@ -41,6 +43,7 @@ import {
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
 import type { Logger } from '../logger.js';
+import { LeanTracer } from './lean-tracer.js';
 import type { RequestSampling } from './spans.js';
 
 export const TRACER_NAME = '@animal-store/server';
@@ -78,8 +81,10 @@ export async function startTracing(
     'service.instance.id': randomUUID(),
   }).merge(detectResources({ detectors: [hostDetector, processDetector, envDetector] }));
   const sampler = samplerOf(config.sampler);
-  const ids = new PresetIdGenerator();
-  const spanProcessors = [new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch })];
+  const ids = new RandomIdGenerator();
+  const batch = new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch });
+  const spanProcessors = [batch];
+  // Registered globally for any library that traces through the API; the server's own spans are the lean tracer's.
   const provider = new TracerProvider({ resource, sampler, idGenerator: ids, spanProcessors });
   // Prisma's spans only inside a sampled request: an unsampled request runs in no span's context, so its key lookup
   // would otherwise begin a trace of its own, sampled by the ratio, with no request above it.
@@ -97,7 +102,7 @@ export async function startTracing(
   prisma.enable();
 
   let stopped: Promise<void> | undefined;
-  const tracer = provider.getTracer(TRACER_NAME);
+  const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME });
   return {
     tracer,
     sampling: requestSampling(tracer, sampler, ids),
@@ -115,38 +120,21 @@ export async function startTracing(
   };
 }
 
-/** The SDK's random ids, except the trace id of a root span the request sampling decided on (`preset`, used once). */
-class PresetIdGenerator extends RandomIdGenerator {
-  preset: string | undefined;
-  override generateTraceId(): string {
-    const id = this.preset ?? super.generateTraceId();
-    this.preset = undefined;
-    return id;
-  }
-}
-
 /** No attribute is given to the request's sampling: none of the samplers OTEL_TRACES_SAMPLER names reads them. */
 const NO_ATTRIBUTES = Object.freeze({});
 
 /**
- * The request sampling on the provider's own sampler and ids: the decision is the one the SDK makes when the span
+ * The request sampling on the provider's own sampler and ids: the decision is the one the tracer makes when the span
  * starts (the same sampler on the same parent and trace id), taken first, so an unsampled request never starts one.
  */
-function requestSampling(tracer: Tracer, sampler: Sampler, ids: PresetIdGenerator): RequestSampling {
+function requestSampling(tracer: LeanTracer, sampler: Sampler, ids: IdGenerator): RequestSampling {
   return {
     traceId: () => ids.generateTraceId(),
     spanId: () => ids.generateSpanId(),
     sampled: (parent: Context, traceId: string, name: string) =>
       sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision !==
       SamplingDecision.NOT_RECORD,
-    start(name, options, parent, traceId) {
-      ids.preset = traceId;
-      try {
-        return tracer.startSpan(name, options, parent);
-      } finally {
-        ids.preset = undefined;
-      }
-    },
+    start: (name, options, parent, traceId) => tracer.startIn(name, options, parent, traceId),
   };
 }
 
