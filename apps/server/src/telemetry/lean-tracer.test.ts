@@ -52,7 +52,7 @@ function recorder() {
   return { processor, started, ended };
 }
 
-function tracers(sampler: Sampler = new AlwaysOnSampler()) {
+function tracers(sampler: Sampler = new AlwaysOnSampler(), parentBased = false) {
   const sdk = recorder();
   const lean = recorder();
   return {
@@ -65,7 +65,10 @@ function tracers(sampler: Sampler = new AlwaysOnSampler()) {
         spanProcessors: [sdk.processor],
       }).getTracer(SCOPE),
     },
-    lean: { ...lean, tracer: new LeanTracer(sampler, new CountingIds(), lean.processor, resource, { name: SCOPE }) },
+    lean: {
+      ...lean,
+      tracer: new LeanTracer(sampler, new CountingIds(), lean.processor, resource, { name: SCOPE }, parentBased),
+    },
   };
 }
 
@@ -124,8 +127,15 @@ function exported(spans: ReadableSpan[]): unknown {
 }
 
 describe('the lean tracer', () => {
-  it('exports what the SDK Tracer exports for the same operations', () => {
-    const { sdk, lean } = tracers();
+  it.each([
+    ['always on', new AlwaysOnSampler(), false],
+    [
+      'parent-based, children of sampled spans not asked',
+      new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+      true,
+    ],
+  ] as const)('exports what the SDK Tracer exports for the same operations (%s)', (_, sampler, parentBased) => {
+    const { sdk, lean } = tracers(sampler, parentBased);
     script(sdk.tracer);
     script(lean.tracer);
     expect(lean.ended.map((s) => s.name)).toEqual(['SELECT pets', 'EVALSHA', 'timed', 'GET /v1/pets', 'root']);
@@ -181,6 +191,29 @@ describe('the lean tracer', () => {
     expect(suppressed.isRecording()).toBe(false);
     suppressed.end();
     expect(lean.ended.map((s) => s.name)).toEqual(['kept']);
+  });
+
+  it('asks a parent-based sampler only about spans whose parent is not a sampled span of its own', () => {
+    const asked: string[] = [];
+    const ratio = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) });
+    const sampler: Sampler = {
+      shouldSample: (...args) => (asked.push(args[2]), ratio.shouldSample(...args)),
+      toString: () => 'spy',
+    };
+    const { lean } = tracers(sampler, true);
+    const remote = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'e'.repeat(32),
+      spanId: 'f'.repeat(16),
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    const request = lean.tracer.startSpan('request', {}, remote);
+    const child = lean.tracer.startSpan('child', {}, trace.setSpan(ROOT_CONTEXT, request));
+    expect(child.isRecording()).toBe(true);
+    expect(child.spanContext().traceFlags).toBe(TraceFlags.SAMPLED);
+    const orphan = lean.tracer.startSpan('orphan');
+    expect(orphan.isRecording()).toBe(false);
+    expect(asked).toEqual(['request', 'orphan']);
   });
 
   it('starts a span in the trace it is given, under the context span of that trace only', () => {

@@ -70,8 +70,12 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
     req.trace = traceId;
     return next();
   }
-  const span = sampling.start(name, { kind: SpanKind.SERVER }, parent, traceId);
-  addAttributes(span, requestAttributes(req, method));
+  const span = sampling.start(
+    name,
+    { kind: SpanKind.SERVER, attributes: requestAttributes(req, method) },
+    parent,
+    traceId,
+  );
   req.trace = span;
   const active = trace.setSpan(parent, span);
   // A body's events come from the socket, outside this context: bound, the handlers after them keep it.

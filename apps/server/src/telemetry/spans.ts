@@ -82,13 +82,6 @@ export function addAttributes(span: Span, attributes: Attributes): void {
   else span.setAttributes(attributes);
 }
 
-/** A span started with `options`, its attributes added after the start (addAttributes) rather than checked twice. */
-function started(name: string, { kind, attributes, links }: SpanOptions, parent?: Context): Span {
-  const span = tracer!.startSpan(name, { kind, links }, parent);
-  if (attributes) addAttributes(span, attributes);
-  return span;
-}
-
 /**
  * Runs `work` in a child span of the active one (when sampled), ending it when the result settles; a thrown error or
  * rejection sets `error.type` (its `code`, else its class name) and the ERROR status, and passes on unchanged.
@@ -96,7 +89,7 @@ function started(name: string, { kind, attributes, links }: SpanOptions, parent?
 export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
   if (!recording()) return work(undefined);
   const active = context.active();
-  const span = started(name, optionsOf(options), active);
+  const span = tracer!.startSpan(name, optionsOf(options), active);
   return context.with(trace.setSpan(active, span), () => settle(span, () => work(span)));
 }
 
@@ -106,7 +99,7 @@ export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: S
  */
 export function inLeafSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
   if (!recording()) return work(undefined);
-  const span = started(name, optionsOf(options));
+  const span = tracer!.startSpan(name, optionsOf(options));
   return settle(span, () => work(span));
 }
 
@@ -142,7 +135,7 @@ export function sharedSpan(
   const [first] = sampled;
   if (!first) return undefined;
   const options = optionsOf(lazyOptions);
-  return started(
+  return tracer.startSpan(
     name,
     { ...options, links: [...(options.links ?? []), ...sampled.map((member) => ({ context: member }))] },
     trace.setSpanContext(context.active(), first),
