@@ -33,7 +33,6 @@ import {
   BatchSpanProcessor,
   type IdGenerator,
   ParentBasedSampler,
-  RandomIdGenerator,
   type Sampler,
   SamplingDecision,
   type SpanExporter,
@@ -44,6 +43,7 @@ import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
 import type { Logger } from '../logger.js';
 import { LeanTracer } from './lean-tracer.js';
+import { RandomIds } from './random-ids.js';
 import type { RequestSampling } from './spans.js';
 
 export const TRACER_NAME = '@animal-store/server';
@@ -81,7 +81,7 @@ export async function startTracing(
     'service.instance.id': randomUUID(),
   }).merge(detectResources({ detectors: [hostDetector, processDetector, envDetector] }));
   const sampler = samplerOf(config.sampler);
-  const ids = new RandomIdGenerator();
+  const ids = new RandomIds();
   const batch = new BatchSpanProcessor({ exporter: await exporterFor(config.protocol), ...config.batch });
   const spanProcessors = [batch];
   // Registered globally for any library that traces through the API; the server's own spans are the lean tracer's.
@@ -102,7 +102,7 @@ export async function startTracing(
   prisma.enable();
 
   let stopped: Promise<void> | undefined;
-  const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME });
+  const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME }, config.sampler.parentBased);
   return {
     tracer,
     sampling: requestSampling(tracer, sampler, ids),
