@@ -46,7 +46,7 @@ async function resolvedWhileServing(extra: Record<string, string>): Promise<stri
 }
 
 const SDK =
-  /@opentelemetry\/(sdk-trace|exporter-trace|otlp-exporter-base|otlp-transformer|resources|context-async-hooks|core)|@prisma\/instrumentation|telemetry\/(sdk|otlp-\w+)\.js/;
+  /@opentelemetry\/(sdk-trace|exporter-trace|otlp-exporter-base|otlp-transformer|resources|context-async-hooks|core)|@prisma\/instrumentation|telemetry\/(sdk|otlp-\w+|lean-\w+|random-ids)\.js/;
 
 it('loads no part of the SDK without an endpoint, and loads it with one', async () => {
   const off = await resolvedWhileServing({});

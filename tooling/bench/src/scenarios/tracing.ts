@@ -41,7 +41,7 @@ const PROVIDERS = ['sqlite', 'postgres'] as const;
 
 /** What a server resolves that belongs to the SDK (the tracing-off test's list). */
 const SDK =
-  /@opentelemetry\/(sdk-trace|exporter-trace|otlp-exporter-base|otlp-transformer|resources|context-async-hooks|core)|@prisma\/instrumentation|telemetry\/(sdk|otlp-\w+)\.js/;
+  /@opentelemetry\/(sdk-trace|exporter-trace|otlp-exporter-base|otlp-transformer|resources|context-async-hooks|core)|@prisma\/instrumentation|telemetry\/(sdk|otlp-\w+|lean-\w+|random-ids)\.js/;
 
 /** Module hooks logging every specifier a server resolves to `<dir>/<pid>.log`; the `--import` that registers them. */
 function resolveLog(dir: string): string {
