@@ -115,12 +115,12 @@ export class LeanSpan implements Span, ReadableSpan {
   }
 
   addLink(link: Link): this {
-    if (this.elapsedMs < 0) this.links = [...this.links, link];
+    if (this.elapsedMs < 0) this.links = [...this.links, ownLink(link)];
     return this;
   }
 
   addLinks(links: Link[]): this {
-    if (this.elapsedMs < 0) this.links = [...this.links, ...links];
+    if (this.elapsedMs < 0) this.links = [...this.links, ...links.map(ownLink)];
     return this;
   }
 
@@ -179,6 +179,10 @@ export function kept(attributes: SpanAttributes): Attributes {
   }
   return copy;
 }
+
+/** A span's own copy of a link, as the SDK keeps it: its attributes copied as a span's are. */
+export const ownLink = ({ context, attributes }: Link): Link =>
+  attributes ? { context, attributes: kept(attributes) } : { context };
 
 const copyOf = <T>(value: T): T => (typeof value === 'object' && value !== null ? structuredClone(value) : value);
 

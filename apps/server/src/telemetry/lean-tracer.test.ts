@@ -88,13 +88,16 @@ function script(tracer: Tracer): void {
     (req) => {
       req.setAttributes({ 'url.path': '/v1/pets', 'server.port': 3000, 'tags.list': ['a', 'b'], invalid: {} });
       req.setAttribute('', 'no key');
-      const shared = tracer.startSpan('SELECT pets', {
-        kind: SpanKind.CLIENT,
-        links: [
-          { context: req.spanContext() },
-          { context: { ...req.spanContext(), spanId: 'c'.repeat(16) }, attributes: { member: 2 } },
-        ],
-      });
+      const memberAttributes = { member: 2, tags: ['a'] };
+      const links = [
+        { context: req.spanContext() },
+        { context: { ...req.spanContext(), spanId: 'c'.repeat(16) }, attributes: memberAttributes },
+      ];
+      const shared = tracer.startSpan('SELECT pets', { kind: SpanKind.CLIENT, links });
+      // The span keeps its own copies: what the caller changes afterwards does not reach it.
+      links.push({ context: { ...req.spanContext(), spanId: 'e'.repeat(16) } });
+      memberAttributes.member = 3;
+      memberAttributes.tags.push('b');
       shared.addLink({ context: { ...req.spanContext(), spanId: 'd'.repeat(16) } });
       shared.addEvent('rows', { 'db.response.returned_rows': 20, nested: [[1]] as never });
       shared.end();

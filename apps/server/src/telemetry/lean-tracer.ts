@@ -18,7 +18,7 @@ import {
   type SamplingResult,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
-import { kept, LeanSpan, NO_LINKS } from './lean-span.js';
+import { kept, LeanSpan, NO_LINKS, ownLink } from './lean-span.js';
 
 /**
  * The server's own spans, made on the SDK's parts (its sampler, ids, resource and span processor, so its batching and
@@ -63,7 +63,7 @@ export class LeanTracer implements Tracer {
     let parent = validParent(parentSpan);
     if (parent?.traceId !== traceId) parent = undefined;
     const kind = options.kind ?? SpanKind.INTERNAL;
-    const links = options.links ?? NO_LINKS;
+    const links = options.links?.map(ownLink) ?? NO_LINKS;
     const result =
       this.parentBased && parentSpan instanceof LeanSpan && parent && parent.traceFlags & TraceFlags.SAMPLED
         ? SAMPLED
