@@ -14,10 +14,12 @@ import {
 } from '@opentelemetry/api';
 import {
   addHrTimes,
+  cleanAttributes,
+  cleanSimpleAttributes,
   hrTimeDuration,
   type InstrumentationScope,
   isAnyValue,
-  isAttributeValue,
+  isTimeInput,
   millisToHrTime,
   timeInputToHrTime,
 } from '@opentelemetry/core';
@@ -103,12 +105,12 @@ export class LeanSpan implements Span, ReadableSpan {
 
   addEvent(name: string, attributesOrTime?: SpanAttributes | TimeInput, time?: TimeInput): this {
     if (this.elapsedMs >= 0) return this;
-    const timed = isTime(attributesOrTime);
+    const timed = isTimeInput(attributesOrTime);
     const at = timed ? attributesOrTime : time;
     const event: TimedEvent = {
       name,
       time: at === undefined ? addHrTimes(this.startTime, millisToHrTime(this.sinceStart())) : timeInputToHrTime(at),
-      ...simpleValuesOf(timed ? undefined : attributesOrTime),
+      ...cleanSimpleAttributes(timed ? undefined : attributesOrTime, NO_LIMITS),
     };
     this.events = [...this.events, event];
     return this;
@@ -180,23 +182,13 @@ export function kept(attributes: SpanAttributes): Attributes {
   return copy;
 }
 
-/** A span's own copy of a link, as the SDK keeps it: its attributes copied as a span's are. */
-export const ownLink = ({ context, attributes }: Link): Link =>
-  attributes ? { context, attributes: kept(attributes) } : { context };
+/** The SDK's limits are not applied (lean-tracer.ts); its cleaning of event and link attributes is. */
+const NO_LIMITS = { attributeCountLimit: Infinity, attributeValueLengthLimit: Infinity };
+
+/** A span's own copy of a link, as the SDK's Tracer makes it. */
+export const ownLink = ({ context, attributes }: Link): Link => ({
+  context,
+  ...cleanAttributes(attributes, NO_LIMITS),
+});
 
 const copyOf = <T>(value: T): T => (typeof value === 'object' && value !== null ? structuredClone(value) : value);
-
-/** An event's attributes as the SDK keeps them: only single values and lists of them, the others counted as dropped. */
-function simpleValuesOf(attributes: SpanAttributes | undefined) {
-  const kept: Attributes = {};
-  let dropped = 0;
-  for (const key of Object.keys(attributes ?? {})) {
-    const value = attributes![key];
-    if (key && isAttributeValue(value)) kept[key] = Array.isArray(value) ? [...value] : value;
-    else if (value !== undefined) dropped++;
-  }
-  return { attributes: kept, droppedAttributesCount: dropped };
-}
-
-const isTime = (value: unknown): value is TimeInput =>
-  typeof value === 'number' || value instanceof Date || (Array.isArray(value) && value.length === 2);

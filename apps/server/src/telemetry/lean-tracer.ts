@@ -50,18 +50,31 @@ export class LeanTracer implements Tracer {
   ) {}
 
   startSpan(name: string, options: SpanOptions = {}, ctx: Context = api.active()): Span {
-    const parent = options.root ? undefined : trace.getSpan(ctx);
-    return this.startIn(name, options, ctx, validParent(parent)?.traceId ?? this.ids.generateTraceId());
+    if (options.root) ctx = trace.deleteSpan(ctx);
+    const parentSpan = trace.getSpan(ctx);
+    const parent = validParent(parentSpan);
+    return this.started(name, options, ctx, parentSpan, parent, parent?.traceId ?? this.ids.generateTraceId());
   }
 
   /** A span in trace `traceId` (a request's, decided before its span exists); its parent is `ctx`'s span, if any. */
   startIn(name: string, options: SpanOptions, ctx: Context, traceId: string): Span {
     if (options.root) ctx = trace.deleteSpan(ctx);
+    const parentSpan = trace.getSpan(ctx);
+    const parent = validParent(parentSpan);
+    return this.started(name, options, ctx, parentSpan, parent?.traceId === traceId ? parent : undefined, traceId);
+  }
+
+  /** The span of `traceId` under `parent` (`parentSpan`'s valid context in that trace, if any), if sampled. */
+  private started(
+    name: string,
+    options: SpanOptions,
+    ctx: Context,
+    parentSpan: Span | undefined,
+    parent: SpanContext | undefined,
+    traceId: string,
+  ): Span {
     const spanId = this.ids.generateSpanId();
     if (isTracingSuppressed(ctx)) return trace.wrapSpanContext({ traceId, spanId, traceFlags: TraceFlags.NONE });
-    const parentSpan = trace.getSpan(ctx);
-    let parent = validParent(parentSpan);
-    if (parent?.traceId !== traceId) parent = undefined;
     const kind = options.kind ?? SpanKind.INTERNAL;
     const links = options.links?.map(ownLink) ?? NO_LINKS;
     const result =

@@ -34,9 +34,10 @@ export class RandomIds implements IdGenerator {
         this.at = 0;
       }
       const id = this.hex.slice(this.at, (this.at += chars));
-      if (id !== ZERO.slice(0, chars)) return id;
+      if (id !== (chars === 32 ? ZERO_TRACE : ZERO_SPAN)) return id;
     }
   }
 }
 
-const ZERO = '0'.repeat(32);
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
