@@ -4,7 +4,6 @@ import {
   context,
   type Context,
   propagation,
-  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -63,7 +62,7 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
   metrics.activeRequests.inc({ http_request_method: method });
   const sampling = requestSampling();
   if (!sampling) return next();
-  const parent = parentOf(req);
+  const parent = parentOf(req, sampling.root);
   const traceId = trace.getSpanContext(parent)?.traceId ?? sampling.traceId();
   const name = method === '_OTHER' ? 'HTTP' : req.method;
   if (!sampling.sampled(parent, traceId, name)) {
@@ -84,12 +83,10 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
   context.with(active, next);
 }
 
-/** The incoming W3C trace context and baggage (the configured propagators), ROOT_CONTEXT when the request has none. */
-function parentOf(req: Request): Context {
+/** The incoming W3C trace context and baggage (the configured propagators) read into `root`; `root` when none. */
+function parentOf(req: Request, root: Context): Context {
   const { headers } = req;
-  return headers.traceparent === undefined && headers.baggage === undefined
-    ? ROOT_CONTEXT
-    : propagation.extract(ROOT_CONTEXT, headers);
+  return headers.traceparent === undefined && headers.baggage === undefined ? root : propagation.extract(root, headers);
 }
 
 /** The HTTP conventions' attributes of a request (never a header but the user agent), in one object. */

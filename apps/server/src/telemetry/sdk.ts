@@ -42,6 +42,7 @@ import {
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
 import type { Logger } from '../logger.js';
+import { LEAN_ROOT } from './lean-context.js';
 import { LeanTracer } from './lean-tracer.js';
 import { RandomIds } from './random-ids.js';
 import type { RequestSampling } from './spans.js';
@@ -129,6 +130,7 @@ const NO_ATTRIBUTES = Object.freeze({});
  */
 function requestSampling(tracer: LeanTracer, sampler: Sampler, ids: IdGenerator): RequestSampling {
   return {
+    root: LEAN_ROOT,
     traceId: () => ids.generateTraceId(),
     spanId: () => ids.generateSpanId(),
     sampled: (parent: Context, traceId: string, name: string) =>

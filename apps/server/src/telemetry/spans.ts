@@ -25,6 +25,8 @@ let heads: RequestSampling | undefined;
  * before any span exists, so an unsampled request makes no span, context or attribute at all.
  */
 export interface RequestSampling {
+  /** The empty context a sampled request's contexts derive from (lean-context.ts), and incoming ones are read into. */
+  readonly root: Context;
   /** A new trace id, for a request that continues no trace. */
   traceId(): string;
   /** A new span id (an unsampled request's, for its log line). */
