@@ -22,7 +22,11 @@ export function tracedDecisions(store: RateLimitStore): RateLimitStore {
   return {
     name: store.name,
     consume: (request: StoreRequest) =>
-      inSpan('rate_limit', {}, (span) => store.consume(request).then((result) => described(span, result))),
+      inSpan('rate_limit', {}, (span) => {
+        // Unsampled (no span): the store's own promise, with no step to describe it chained after.
+        const decided = store.consume(request);
+        return span ? decided.then((result) => described(span, result)) : decided;
+      }),
     ...(consumeSync && {
       consumeSync: (request: StoreRequest) =>
         inLeafSpan('rate_limit', {}, (span) => described(span, consumeSync(request))),

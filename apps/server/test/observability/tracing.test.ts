@@ -117,7 +117,13 @@ it('follows a create and a list across two replicas, from the caller to SQL and 
     'server.address': '127.0.0.1',
     'server.port': Number(new URL(REDIS_URL).port || 6379),
   });
-  expect(createSpans.find((s) => s.spanId === evalsha.parentSpanId)?.name).toBe('rate_limit');
+  const decision = createSpans.find((s) => s.spanId === evalsha.parentSpanId)!;
+  expect(decision.name).toBe('rate_limit');
+  // Described once Redis answered (the store's promise settled inside the span).
+  expect(decision.attributes).toMatchObject({
+    'animal_store.rate_limit.store': 'redis',
+    'animal_store.rate_limit.outcome': 'allowed',
+  });
 
   // The group commit: one INSERT span per batch, linked to every create it committed; some served several.
   const commits = spans.filter((s) => s.name === 'INSERT pets');
