@@ -3,12 +3,14 @@
  * (@opentelemetry/otlp-transformer's ProtobufTraceSerializer), in this process: batches of 512 spans shaped as the
  * server's sampled requests make them (a SERVER span, its key lookup, rate-limit decision and query, and now and then
  * a shared query linked to eight requests), each request's ids, path and statement its own. Both encode the same
- * batches in alternating rounds; the run stops if their bytes differ.
+ * batches in alternating rounds; the run stops if their bytes differ. Then a sampled request's contexts
+ * (telemetry/lean-context.ts against the API's ROOT_CONTEXT): time and bytes allocated, alternating rounds too.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { contexts, printContexts } from '../context-cost.js';
 import { SERVER_DIST } from '../paths.js';
 import type { Scenario } from '../scenario.js';
 import { median } from '../stats.js';
@@ -125,7 +127,7 @@ function timed(encode: Encode, batches: unknown[][]): number {
 
 export const otlp: Scenario = {
   name: 'otlp',
-  description: "the server's OTLP span encoding vs the official serializer it replaces, µs per span",
+  description: "the server's OTLP span encoding and request contexts vs the official ones they replace",
   async run() {
     console.log(`\nOTLP span encoding: ${BATCHES} batches of ${BATCH} spans, ${ROUNDS} alternating rounds ...`);
     const url = pathToFileURL(join(SERVER_DIST, 'telemetry/otlp-proto.js')).href;
@@ -145,7 +147,12 @@ export const otlp: Scenario = {
       theirs.push(timed(official, batches));
       if (!(r % 2)) ours.push(timed(encodeSpans, batches));
     }
-    const result = { oursUs: median(ours), officialUs: median(theirs), bytesPerSpan: bytes };
+    const result = {
+      oursUs: median(ours),
+      officialUs: median(theirs),
+      bytesPerSpan: bytes,
+      contexts: await contexts(),
+    };
     return {
       json: { otlp: result },
       print(out) {
@@ -164,6 +171,7 @@ export const otlp: Scenario = {
           ),
         );
         out(`\n${bytes.toFixed(0)} bytes per span encoded.`);
+        printContexts(out, result.contexts);
       },
     };
   },
