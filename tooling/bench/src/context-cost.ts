@@ -13,7 +13,6 @@ import type { Out } from './scenario.js';
 import { median } from './stats.js';
 import { table } from './table.js';
 
-const ROUNDS = 7;
 const REQUESTS = 100_000;
 
 /** Nanoseconds and bytes allocated per request. */
@@ -66,8 +65,8 @@ function contextsOf({ trace }: Api, root: Context, span: Span): Cost {
   return { ns, bytes: (allocatedBytes() - allocated) / REQUESTS };
 }
 
-/** Medians of ROUNDS alternating rounds of the API's contexts and the server's. */
-export async function contexts(): Promise<ContextCost> {
+/** Medians of `rounds` alternating rounds of the API's contexts and the server's. */
+export async function contexts(rounds: number): Promise<ContextCost> {
   const url = pathToFileURL(join(SERVER_DIST, 'telemetry/lean-context.js')).href;
   const { LEAN_ROOT } = (await import(url)) as { LEAN_ROOT: Context };
   const api = await serverApi();
@@ -81,7 +80,7 @@ export async function contexts(): Promise<ContextCost> {
   const lean: Cost[] = [];
   contextsOf(api, ROOT_CONTEXT, span);
   contextsOf(api, LEAN_ROOT, span); // warm-up
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     if (r % 2) lean.push(contextsOf(api, LEAN_ROOT, span));
     official.push(contextsOf(api, ROOT_CONTEXT, span));
     if (!(r % 2)) lean.push(contextsOf(api, LEAN_ROOT, span));
@@ -90,16 +89,17 @@ export async function contexts(): Promise<ContextCost> {
     ns: median(xs.map((x) => x.ns)),
     bytes: median(xs.map((x) => x.bytes)),
   });
-  return { api: summary(official), lean: summary(lean) };
+  return { rounds, api: summary(official), lean: summary(lean) };
 }
 
 export interface ContextCost {
+  rounds: number;
   api: Cost;
   lean: Cost;
 }
 
-export function printContexts(out: Out, { api, lean }: ContextCost): void {
-  out(`\nA sampled request's contexts (two derived, each read back; medians of ${ROUNDS} alternating rounds):\n`);
+export function printContexts(out: Out, { rounds, api, lean }: ContextCost): void {
+  out(`\nA sampled request's contexts (two derived, each read back; medians of ${rounds} alternating rounds):\n`);
   out(
     table(
       ['contexts', 'ns per request', 'bytes allocated', 'time vs API'],

@@ -42,19 +42,8 @@ export class LeanContext implements Context {
   }
 
   private derive(key: symbol, value: unknown): LeanContext {
-    const from = this.depth < MAX_DEPTH ? this : this.flattened();
+    const from = this.depth < MAX_DEPTH ? this : LeanContext.flattened(this);
     return new LeanContext(this.base, from, key, value, from.depth + 1);
-  }
-
-  /** The same values in one entry per key (the newest), over the same base. */
-  private flattened(): LeanContext {
-    const newest = new Map<symbol, unknown>();
-    LeanContext.entriesOf(this, (key, value) => {
-      if (!newest.has(key)) newest.set(key, value);
-    });
-    let chain = LeanContext.over(this.base);
-    for (const [key, value] of newest) chain = new LeanContext(this.base, chain, key, value, chain.depth + 1);
-    return chain;
   }
 
   /** The newest entry for `key` in the chain that ends at `from`. */
@@ -63,9 +52,14 @@ export class LeanContext implements Context {
     return undefined;
   }
 
-  /** Each entry of the chain that ends at `from`, newest first. */
-  private static entriesOf(from: LeanContext, each: (key: symbol, value: unknown) => void): void {
-    for (let at: LeanContext | undefined = from; at; at = at.parent) if (at.key !== undefined) each(at.key, at.value);
+  /** The values of the chain that ends at `from`, one entry per key (the newest), over the same base. */
+  private static flattened(from: LeanContext): LeanContext {
+    const newest = new Map<symbol, unknown>();
+    for (let at: LeanContext | undefined = from; at; at = at.parent)
+      if (at.key !== undefined && !newest.has(at.key)) newest.set(at.key, at.value);
+    let chain = LeanContext.over(from.base);
+    for (const [key, value] of newest) chain = new LeanContext(from.base, chain, key, value, chain.depth + 1);
+    return chain;
   }
 }
 

@@ -50,29 +50,24 @@ export class LeanTracer implements Tracer {
   ) {}
 
   startSpan(name: string, options: SpanOptions = {}, ctx: Context = api.active()): Span {
-    if (options.root) ctx = trace.deleteSpan(ctx);
-    const parentSpan = trace.getSpan(ctx);
-    const parent = validParent(parentSpan);
-    return this.started(name, options, ctx, parentSpan, parent, parent?.traceId ?? this.ids.generateTraceId());
+    return this.started(name, options, ctx);
   }
 
   /** A span in trace `traceId` (a request's, decided before its span exists); its parent is `ctx`'s span, if any. */
   startIn(name: string, options: SpanOptions, ctx: Context, traceId: string): Span {
-    if (options.root) ctx = trace.deleteSpan(ctx);
-    const parentSpan = trace.getSpan(ctx);
-    const parent = validParent(parentSpan);
-    return this.started(name, options, ctx, parentSpan, parent?.traceId === traceId ? parent : undefined, traceId);
+    return this.started(name, options, ctx, traceId);
   }
 
-  /** The span of `traceId` under `parent` (`parentSpan`'s valid context in that trace, if any), if sampled. */
-  private started(
-    name: string,
-    options: SpanOptions,
-    ctx: Context,
-    parentSpan: Span | undefined,
-    parent: SpanContext | undefined,
-    traceId: string,
-  ): Span {
+  /**
+   * The span, if sampled, in trace `traceId` (by default its parent's, else a new one), under `ctx`'s span when that
+   * is a valid span of the same trace.
+   */
+  private started(name: string, options: SpanOptions, ctx: Context, traceId?: string): Span {
+    if (options.root) ctx = trace.deleteSpan(ctx);
+    const parentSpan = trace.getSpan(ctx);
+    let parent = validParent(parentSpan);
+    traceId ??= parent?.traceId ?? this.ids.generateTraceId();
+    if (parent?.traceId !== traceId) parent = undefined;
     const spanId = this.ids.generateSpanId();
     if (isTracingSuppressed(ctx)) return trace.wrapSpanContext({ traceId, spanId, traceFlags: TraceFlags.NONE });
     const kind = options.kind ?? SpanKind.INTERNAL;

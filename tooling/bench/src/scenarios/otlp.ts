@@ -151,7 +151,7 @@ export const otlp: Scenario = {
       oursUs: median(ours),
       officialUs: median(theirs),
       bytesPerSpan: bytes,
-      contexts: await contexts(),
+      contexts: await contexts(ROUNDS),
     };
     return {
       json: { otlp: result },
