@@ -4,7 +4,7 @@
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { startOtlpReceiver, type OtlpReceiver } from '@animal-store/test-services';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OtelEnvSchema, tracingConfig, type TracingConfig } from '../config/otel.js';
 import { startTracing } from './sdk.js';
 
@@ -12,21 +12,20 @@ const config = (env: Record<string, string>) => tracingConfig(OtelEnvSchema.pars
 const on = (env: Record<string, string>) => config(env) as Extract<TracingConfig, { enabled: true }>;
 
 let receiver: OtlpReceiver;
-const saved = { ...process.env };
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
 });
 afterAll(() => receiver.close());
 afterEach(() => {
-  process.env = { ...saved };
+  vi.unstubAllEnvs();
 });
 
 describe.each(['http/protobuf', 'http/json'] as const)('exporting over OTLP %s', (protocol) => {
   it('sends spans with the resource the standard variables describe', async () => {
     // The exporter and the resource detector read these themselves (the SDK's contract with the environment).
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
-    process.env.OTEL_SERVICE_NAME = `svc-${protocol}`;
-    process.env.OTEL_RESOURCE_ATTRIBUTES = 'deployment.environment.name=test,team=pets';
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
+    vi.stubEnv('OTEL_SERVICE_NAME', `svc-${protocol}`);
+    vi.stubEnv('OTEL_RESOURCE_ATTRIBUTES', 'deployment.environment.name=test,team=pets');
     const runtime = await startTracing(
       on({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol }),
       {
@@ -63,7 +62,7 @@ describe.each(['http/protobuf', 'http/json'] as const)('exporting over OTLP %s',
 });
 
 it('samples by the configured ratio, following an incoming parent when parent-based', async () => {
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+  vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
   const runtime = await startTracing(
     on({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,

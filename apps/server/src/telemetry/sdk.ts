@@ -158,14 +158,10 @@ function propagatorOf(names: Propagator[]): TextMapPropagator {
 }
 
 /**
- * The exporter of the configured protocol; each reads its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*.
- * Protobuf is the official exporter's transport with our encoding of the same bytes (otlp-exporter.ts).
+ * The exporter of the configured protocol: encoded here, sent from a worker thread by the official transport, which
+ * reads its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_* (otlp-exporter.ts).
  */
 async function exporterFor(protocol: OtlpProtocol): Promise<SpanExporter> {
-  if (protocol === 'http/json') {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter();
-  }
-  const { ProtobufSpanExporter } = await import('./otlp-exporter.js');
-  return new ProtobufSpanExporter();
+  const { OtlpSpanExporter } = await import('./otlp-exporter.js');
+  return new OtlpSpanExporter(protocol);
 }
