@@ -65,6 +65,26 @@ export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): P
   return out;
 }
 
+/**
+ * Every target loaded at once, each by its own closed loop and generator, for `seconds`; each server's CPU per answer
+ * is read over that one window. Whatever else the machine does meanwhile (another tenant, a change of clock) falls on
+ * all of them alike, where one after the other it would not: for comparing variants of one server whose difference is
+ * smaller than that noise. The servers share their CPUs, so figures are comparable within a call, not with rounds().
+ * Printed as round `round` when given (not for a warm-up).
+ */
+export async function together(targets: Target[], seconds: number, connections: number, round?: number) {
+  const before = targets.map((t) => cpuMs(t.server.pid));
+  const loaded = await Promise.all(targets.map((t) => load(closedSpec(t, connections, seconds))));
+  const out = new Map<string, RoundResult>();
+  targets.forEach((t, i) => {
+    const answers = Math.max(1, loaded[i]!.ok + loaded[i]!.non2xx);
+    const res = { ...loaded[i]!, serverCpuUsPerRequest: ((cpuMs(t.server.pid) - before[i]!) * 1000) / answers };
+    out.set(t.name, res);
+    if (round !== undefined) printRound(round, t, res);
+  });
+  return out;
+}
+
 function printRound(r: number, t: Target, res: RoundResult): void {
   const bad =
     res.non2xx + res.errors > 0

@@ -36,12 +36,15 @@ export const settings = {
   only: list('BENCH_ONLY'),
   /** BENCH_MIXED: only these mixed targets (e.g. `sqlite-0,postgres-10`), with both floors. */
   mixedOnly: list('BENCH_MIXED'),
-  /** BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (24 targets, fresh servers each round). */
-  tracingSeconds: number('BENCH_TRACING_SECONDS', 3),
+  /**
+   * BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (6 workloads, each one's four variants
+   * side by side on one CPU, fresh servers each round).
+   */
+  tracingSeconds: number('BENCH_TRACING_SECONDS', 8),
   tracingRounds: number('BENCH_TRACING_ROUNDS', 5),
   /**
-   * BENCH_TRACING_WARMUP_SECONDS: each target's unmeasured load before a round's runs (each server serves three), so
-   * every variant is measured warm: caches filled and code compiled, as in a server that has run a while.
+   * BENCH_TRACING_WARMUP_SECONDS: each workload's unmeasured load (its four servers at once) right before it is
+   * measured, so every variant is measured warm: caches filled and code compiled, as in a server that has run a while.
    */
   tracingWarmupSeconds: number('BENCH_TRACING_WARMUP_SECONDS', 5),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */

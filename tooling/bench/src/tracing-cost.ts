@@ -34,10 +34,6 @@ export const VARIANTS: readonly Variant[] = [
   { name: '100', label: '100 %', target: 0.25, sdk: true, env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
 ];
 
-/** The variants in round `round`'s order: rotated one step a round, so each takes every place in turn. */
-export const variantOrder = (round: number): Variant[] =>
-  VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-
 export interface Row {
   workload: string;
   /** Median server CPU per answer (µs) and req/s by variant. */

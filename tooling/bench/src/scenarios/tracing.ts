@@ -1,14 +1,15 @@
 /**
  * The cost of tracing (issue #22) on the mixed scenario's workloads: four servers of this build per provider, each
- * workload's four measured one after the other: the baseline (no OTEL variable, so the SDK is not loaded), tracing off
- * (an endpoint and OTEL_SDK_DISABLED=true), and tracing on at 10 % and at 100 % sampling, its spans exported over
- * OTLP/HTTP (protobuf, the default) to a receiver on 127.0.0.1, so export is paid for. Every round starts fresh servers
- * (on the same databases), since one process can sit 10-20 % above another of the same build all its life; each round
- * runs the workloads in the order opposite to the round before and each workload's variants rotated one place, so
- * every variant takes every place. The servers run on CPU 0, this process and the load generators it forks on the
- * others (a machine of 2 CPUs or more). A module hook logs what each server resolves: the run stops unless the
- * baseline and `off` load no part of the SDK and the traced servers do. Cost = server CPU per answer against the
- * baseline's in the same round (tracing-cost.ts: median and spread over rounds).
+ * workload's four measured side by side (rounds.ts together(): loaded at once, CPU per answer over one window): the
+ * baseline (no OTEL variable, so the SDK is not loaded), tracing off (an endpoint and OTEL_SDK_DISABLED=true), and
+ * tracing on at 10 % and at 100 % sampling, its spans exported over OTLP/HTTP (protobuf, the default) to a receiver
+ * on 127.0.0.1, so export is paid for. Side by side, because this machine's speed drifts by more than the targets from
+ * one measurement to the next. Every round starts fresh servers (on the same databases), since one process can sit
+ * above another of the same build all its life, and runs the workloads in the order opposite to the round before.
+ * The servers run on CPU 0, this process and the load generators it forks on the others (a machine of 2 CPUs or
+ * more). A module hook logs what each server resolves: the run stops unless the baseline and `off` load no part of
+ * the SDK and the traced servers do. Cost = server CPU per answer against the baseline's in the same window
+ * (tracing-cost.ts: median and spread over rounds).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ import { appServer } from '../bench-servers.js';
 import type { BenchDatabase } from '../databases.js';
 import { mixedDatabase, type Provider, variedTargets } from '../mixed-workload.js';
 import { pin } from '../overload-steps.js';
-import { type RoundResult, rounds, type Target } from '../rounds.js';
+import { type RoundResult, type Target, together } from '../rounds.js';
 import type { RunContext, Scenario } from '../scenario.js';
 import type { RunningServer } from '../servers.js';
 import { settings } from '../settings.js';
@@ -34,7 +35,6 @@ import {
   type TracingReport,
   type Variant,
   VARIANTS,
-  variantOrder,
 } from '../tracing-cost.js';
 
 const PROVIDERS = ['sqlite', 'postgres'] as const;
@@ -115,13 +115,6 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
   return targets;
 }
 
-/** Round `round`'s order: the workloads forwards or backwards, each one's variants in the round's rotation. */
-function ordered(workloads: Measured[][], round: number): Measured[] {
-  const order = variantOrder(round);
-  const ws = round % 2 ? [...workloads].reverse() : workloads;
-  return ws.flatMap((w) => order.map((v) => w.find((t) => t.variant === v.name)!));
-}
-
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
 function spansPerAnswer(answers: Map<string, number>, counts: Record<string, number>) {
   const out: Record<string, number> = {};
@@ -144,8 +137,11 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
     try {
       workloads = await targetsOf(dbs, dir, endpoint, servers);
       console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
-      const measured = await rounds(ordered(workloads, round), { seconds, rounds: 1, connections, warmupSeconds });
-      for (const [name, [result]] of measured) results.set(name, [...(results.get(name) ?? []), result!]);
+      for (const workload of round % 2 ? [...workloads].reverse() : workloads) {
+        await together(workload, warmupSeconds, connections); // unmeasured, the four at once as measured
+        const measured = await together(workload, seconds, connections, round);
+        for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
+      }
       for (const server of servers)
         answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
     } finally {
@@ -164,7 +160,7 @@ export const tracing: Scenario = {
   alone: true,
   async run(ctx) {
     const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up`;
-    console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % on each workload, rotated`);
+    console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % side by side on each workload`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
     pin(process.pid, 'load'); // the load generators it forks (and the receiver) on the CPUs the servers are not on
