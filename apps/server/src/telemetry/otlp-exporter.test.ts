@@ -3,8 +3,9 @@
  * runs on this one), the outcome of every export reported back, the worker's warnings in this thread's log, and
  * nothing lost at shutdown.
  */
-import http, { createServer, type Server } from 'node:http';
+import http, { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -74,13 +75,12 @@ it('answers a failed export with its reason', async () => {
 
 it("passes the worker's warnings to this thread's log", async () => {
   // A collector that answers 200 with a body that is no ExportTraceServiceResponse: the official delegate warns.
-  const liar: Server = createServer((req, res) => {
+  const liar = await collector((req, res) => {
     req.resume();
     req.on('end', () =>
       res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from([0xff, 0xff])),
     );
   });
-  await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
   try {
     const warnings: string[] = [];
     const quiet = () => {};
@@ -88,11 +88,11 @@ it("passes the worker's warnings to this thread's log", async () => {
       { warn: (m) => warnings.push(m), error: (m) => warnings.push(m), info: quiet, debug: quiet, verbose: quiet },
       DiagLogLevel.WARN,
     );
-    const exporter = exporterTo(`http://127.0.0.1:${(liar.address() as AddressInfo).port}`);
+    const exporter = exporterTo(liar.url);
     expect((await exported(exporter, spans(1, 'liar'))).code).toBe(ExportResultCode.SUCCESS);
     expect(warnings.join('\n')).toMatch(/could not deserialize response/);
   } finally {
-    await new Promise((resolve) => liar.close(resolve));
+    await liar.close();
   }
 });
 
@@ -105,4 +105,42 @@ it('sends what is pending before shutdown resolves, and refuses exports after it
   const late = await exported(exporter, spans(1, 'late'));
   expect(late.code).toBe(ExportResultCode.FAILED);
   expect(late.error?.message).toMatch(/shut down/);
+});
+
+/** Listens on 127.0.0.1 and calls `handle` with each request; closed after the test by the returned function. */
+async function collector(handle: (req: IncomingMessage, res: ServerResponse) => void) {
+  const server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+it('starts another worker when its worker stops, failing only what that one had not answered', async () => {
+  const errors: string[] = [];
+  const quiet = () => {};
+  diag.setLogger({ error: (m) => errors.push(m), warn: quiet, info: quiet, debug: quiet, verbose: quiet });
+  const posted = vi.spyOn(Worker.prototype, 'postMessage');
+  const workers = () => posted.mock.contexts as Worker[];
+  // A collector that never answers: the export is still in flight when its worker stops.
+  const silent = await collector(() => {});
+  try {
+    const exporter = exporterTo(silent.url, 'http/protobuf', 1000);
+    const inFlight = exported(exporter, spans(1, 'lost'));
+    await workers().at(-1)!.terminate();
+    const lost = await inFlight;
+    expect(lost.code).toBe(ExportResultCode.FAILED);
+    expect(lost.error?.message).toMatch(/worker stopped/);
+    expect(errors.join('\n')).toMatch(/worker stopped; the next export starts another/);
+    // The next export goes through a new worker (and stays in flight: the collector is still silent).
+    void exported(exporter, spans(1, 'next'));
+    expect(workers()).toHaveLength(2);
+    expect(workers()[1]).not.toBe(workers()[0]);
+  } finally {
+    await silent.close();
+  }
 });

@@ -53,21 +53,24 @@ export class OtlpSpanExporter extends OTLPExporterBase<ReadableSpan[]> implement
 
 /**
  * Serialises on the main thread and hands the bytes to the worker, which answers each export with its result. The
- * worker is referenced only while an export is in flight (or the exporter shuts down), so that it never keeps an
- * otherwise finished process alive and never lets one end before its last spans are sent.
+ * worker starts with the exporter, so that it reads the OTEL_EXPORTER_OTLP_* variables when the SDK starts, as the
+ * official exporter does; should it ever stop, what it had not answered fails and the next export starts another, so
+ * a failure in it does not end tracing for the life of the process. It is referenced only while an export is in
+ * flight (or the exporter shuts down): it never keeps an otherwise finished process alive, nor lets one end before its
+ * last spans are sent.
  */
 class WorkerExportDelegate implements IOtlpExportDelegate<ReadableSpan[]> {
-  private readonly worker: Worker;
   private readonly serialize: (spans: ReadableSpan[]) => Uint8Array | undefined;
+  private readonly workerData: WorkerData;
+  private worker: Worker | undefined;
   private readonly pending = new Map<number, { done: (result: ExportResult) => void; settled: Promise<void> }>();
   private sequence = 0;
   private stopped: Promise<void> | undefined;
-  private exited = false;
 
   constructor(protocol: OtlpProtocol) {
     this.serialize = protocol === 'http/json' ? (spans) => JsonTraceSerializer.serializeRequest(spans) : encodeSpans;
     const require = createRequire(import.meta.url);
-    const workerData: WorkerData = {
+    this.workerData = {
       modules: {
         api: require.resolve('@opentelemetry/api'),
         http: require.resolve('@opentelemetry/otlp-exporter-base/node-http'),
@@ -75,30 +78,23 @@ class WorkerExportDelegate implements IOtlpExportDelegate<ReadableSpan[]> {
       },
       contentType: CONTENT_TYPE[protocol],
     };
-    this.worker = new Worker(`(${exportWorker.toString()})()`, { eval: true, workerData });
-    this.worker.unref();
-    this.worker.on('message', (message: FromWorker) => this.received(message));
-    // A worker that failed or ended fails what it had not answered; later exports fail at once (see export()).
-    this.worker.on('error', (error) => diag.error(`OTLP export worker failed: ${error.message}`));
-    this.worker.on('exit', () => {
-      this.exited = true;
-      this.stopped ??= Promise.resolve();
-      for (const id of this.pending.keys()) this.settle(id, failure('the OTLP export worker stopped'));
-    });
+    this.worker = this.startWorker();
   }
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     if (this.stopped) return done(failure('the exporter is shut down'));
     const data = this.serialize(spans);
     if (!data) return done(failure('Nothing to send'));
+    const worker = (this.worker ??= this.startWorker());
     const id = ++this.sequence;
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    if (this.pending.size === 0) this.worker.ref();
+    if (this.pending.size === 0) worker.ref();
     this.pending.set(id, { done: (result) => (settle(), done(result)), settled });
     // The bytes move to the worker when they own their whole buffer (a pooled Buffer's would take the pool along).
     const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-    this.post({ id, batch: { data, spans: spans.length } }, own ? [data.buffer as ArrayBuffer] : []);
+    const message: ToWorker = { id, batch: { data, spans: spans.length } };
+    worker.postMessage(message, own ? [data.buffer as ArrayBuffer] : []);
   }
 
   async forceFlush(): Promise<void> {
@@ -108,10 +104,11 @@ class WorkerExportDelegate implements IOtlpExportDelegate<ReadableSpan[]> {
   shutdown(): Promise<void> {
     this.stopped ??= (async () => {
       await this.forceFlush();
-      if (this.exited) return;
-      this.worker.ref();
-      const closed = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-      this.post({ shutdown: true });
+      const { worker } = this;
+      if (!worker) return;
+      worker.ref();
+      const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage({ shutdown: true } satisfies ToWorker);
       await closed;
     })();
     return this.stopped;
@@ -120,13 +117,22 @@ class WorkerExportDelegate implements IOtlpExportDelegate<ReadableSpan[]> {
   /** The exporter's own OpenTelemetry metrics: none, as no MeterProvider is set up (the service's are prom-client's). */
   setMetrics(): void {}
 
-  private post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(message, transfer);
+  private startWorker(): Worker {
+    const worker = new Worker(`(${exportWorker.toString()})()`, { eval: true, workerData: this.workerData });
+    worker.unref();
+    worker.on('message', (message: FromWorker) => this.received(worker, message));
+    worker.on('error', (error) => diag.error(`OTLP export worker failed: ${error.message}`));
+    worker.on('exit', () => {
+      if (this.worker === worker) this.worker = undefined;
+      if (!this.stopped) diag.error('OTLP export worker stopped; the next export starts another');
+      for (const id of this.pending.keys()) this.settle(id, failure('the OTLP export worker stopped'));
+    });
+    return worker;
   }
 
-  private received(message: FromWorker): void {
+  private received(worker: Worker, message: FromWorker): void {
     if ('diag' in message) diag[message.diag](message.message);
-    else if ('closed' in message) void this.worker.terminate();
+    else if ('closed' in message) void worker.terminate();
     else
       this.settle(
         message.id,
@@ -138,7 +144,7 @@ class WorkerExportDelegate implements IOtlpExportDelegate<ReadableSpan[]> {
     const entry = this.pending.get(id);
     if (!entry) return;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.worker.unref();
+    if (this.pending.size === 0) this.worker?.unref();
     entry.done(result);
   }
 }
