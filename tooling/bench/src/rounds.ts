@@ -45,6 +45,12 @@ const closedSpec = (t: Target, connections: number, durationSec: number): LoadSp
   durationSec,
 });
 
+/** A load's result with its server's CPU time per answer since `cpuBefore` (ms, read before the load). */
+const withCpu = (t: Target, loaded: LoadResult, cpuBefore: number): RoundResult => ({
+  ...loaded,
+  serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx),
+});
+
 /** Runs every target once per round, alternating the order each round; returns results by target name. */
 export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): Promise<Map<string, RoundResult[]>> {
   const out = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
@@ -53,11 +59,7 @@ export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): P
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
       const cpuBefore = cpuMs(t.server.pid);
-      const loaded = await load(closedSpec(t, opts.connections, opts.seconds));
-      const res = {
-        ...loaded,
-        serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx),
-      };
+      const res = withCpu(t, await load(closedSpec(t, opts.connections, opts.seconds)), cpuBefore);
       out.get(t.name)!.push(res);
       printRound(r, t, res);
     }
@@ -77,8 +79,7 @@ export async function together(targets: Target[], seconds: number, connections: 
   const loaded = await Promise.all(targets.map((t) => load(closedSpec(t, connections, seconds))));
   const out = new Map<string, RoundResult>();
   targets.forEach((t, i) => {
-    const answers = Math.max(1, loaded[i]!.ok + loaded[i]!.non2xx);
-    const res = { ...loaded[i]!, serverCpuUsPerRequest: ((cpuMs(t.server.pid) - before[i]!) * 1000) / answers };
+    const res = withCpu(t, loaded[i]!, before[i]!);
     out.set(t.name, res);
     if (round !== undefined) printRound(round, t, res);
   });
