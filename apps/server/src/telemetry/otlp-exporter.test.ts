@@ -3,14 +3,14 @@
  * runs on this one), the outcome of every export reported back, the worker's warnings in this thread's log, and
  * nothing lost at shutdown.
  */
-import http, { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http, { createServer } from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { freePort, startOtlpReceiver, type OtlpReceiver } from '@animal-store/test-services';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { listenLocally } from '../../test/listen.js';
 import { OtlpSpanExporter } from './otlp-exporter.js';
 
 let receiver: OtlpReceiver;
@@ -75,12 +75,14 @@ it('answers a failed export with its reason', async () => {
 
 it("passes the worker's warnings to this thread's log", async () => {
   // A collector that answers 200 with a body that is no ExportTraceServiceResponse: the official delegate warns.
-  const liar = await collector((req, res) => {
-    req.resume();
-    req.on('end', () =>
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from([0xff, 0xff])),
-    );
-  });
+  const liar = await listenLocally(
+    createServer((req, res) => {
+      req.resume();
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from([0xff, 0xff])),
+      );
+    }),
+  );
   try {
     const warnings: string[] = [];
     const quiet = () => {};
@@ -88,7 +90,7 @@ it("passes the worker's warnings to this thread's log", async () => {
       { warn: (m) => warnings.push(m), error: (m) => warnings.push(m), info: quiet, debug: quiet, verbose: quiet },
       DiagLogLevel.WARN,
     );
-    const exporter = exporterTo(liar.url);
+    const exporter = exporterTo(liar.origin);
     expect((await exported(exporter, spans(1, 'liar'))).code).toBe(ExportResultCode.SUCCESS);
     expect(warnings.join('\n')).toMatch(/could not deserialize response/);
   } finally {
@@ -107,19 +109,6 @@ it('sends what is pending before shutdown resolves, and refuses exports after it
   expect(late.error?.message).toMatch(/shut down/);
 });
 
-/** Listens on 127.0.0.1 and calls `handle` with each request; closed after the test by the returned function. */
-async function collector(handle: (req: IncomingMessage, res: ServerResponse) => void) {
-  const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 it('starts another worker when its worker stops, failing only what that one had not answered', async () => {
   const errors: string[] = [];
   const quiet = () => {};
@@ -127,9 +116,10 @@ it('starts another worker when its worker stops, failing only what that one had 
   const posted = vi.spyOn(Worker.prototype, 'postMessage');
   const workers = () => posted.mock.contexts as Worker[];
   // A collector that never answers: the export is still in flight when its worker stops.
-  const silent = await collector(() => {});
+  const server = createServer(() => {});
+  const silent = await listenLocally(server);
   try {
-    const exporter = exporterTo(silent.url, 'http/protobuf', 1000);
+    const exporter = exporterTo(silent.origin, 'http/protobuf', 1000);
     const inFlight = exported(exporter, spans(1, 'lost'));
     await workers().at(-1)!.terminate();
     const lost = await inFlight;
@@ -141,6 +131,7 @@ it('starts another worker when its worker stops, failing only what that one had 
     expect(workers()).toHaveLength(2);
     expect(workers()[1]).not.toBe(workers()[0]);
   } finally {
+    server.closeAllConnections(); // the request it never answers
     await silent.close();
   }
 });
