@@ -10,6 +10,10 @@ const number = (name: string, fallback: number): number => {
   return value;
 };
 
+/** A positive number, or undefined when unset. */
+const optionalNumber = (name: string): number | undefined =>
+  process.env[name] === undefined || process.env[name] === '' ? undefined : number(name, 1);
+
 const list = (name: string): string[] | undefined =>
   process.env[name]
     ?.split(',')
@@ -56,6 +60,12 @@ export const settings = {
    * under the server's key cache, 10,000 keys, or most requests pay a key lookup).
    */
   overloadKeys: number('BENCH_OVERLOAD_KEYS', 9500),
+  /**
+   * BENCH_OVERLOAD_CAPACITY: the capacity (req/s) the steps are offered in multiples of, instead of the one searched
+   * for in the run. The search moves by a quarter between runs on one machine, and every step's rate with it: a fixed
+   * rate lets two builds of the controller be compared step for step. The report says the capacity was given.
+   */
+  overloadCapacity: optionalNumber('BENCH_OVERLOAD_CAPACITY'),
   /** BENCH_OVERLOAD_ONLY: while iterating, a subset: setups (sqlite, postgres), steps (0.5, 1, 2, 4, noisy), on/off. */
   overloadOnly: list('BENCH_OVERLOAD_ONLY'),
   /** BENCH_PROFILE_SECONDS and BENCH_PROFILE_TOP: `--profile`'s load and the functions it prints. */

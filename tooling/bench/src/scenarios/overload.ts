@@ -93,16 +93,24 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
     // The capacity search sends on keys of its own: its probes take a crowd key up to Free's 60 a minute, and the
     // refusals past it end in bans (in Redis, shared by both servers) that would refuse the steps' requests. The
     // crowd's keys are cached after it, in place of the search's (the key cache holds 10,000).
-    await warmKeys(off, searched);
-    const found = await capacity(off, { free: searched, enterprise: db.key, noisy: '' });
+    const given = settings.overloadCapacity;
+    if (given === undefined) await warmKeys(off, searched);
+    const found =
+      given === undefined
+        ? await capacity(off, { free: searched, enterprise: db.key, noisy: '' })
+        : { rps: given, closedRps: 0, probes: [] };
     await warmKeys(off, free);
     await warmKeys(on, free);
     const bareAnswerUs = await bareAnswerMicros({ free, enterprise: db.key, noisy: '' }, FACTORS.at(-1)! * found.rps);
     const cap = found.rps;
     const perKey = (FACTORS.at(-1)! * cap) / free.length;
     const tried = found.probes.map((p) => `${p.rate}${p.served ? '' : ' (not served)'}`).join(', ');
+    const how =
+      given === undefined
+        ? `open loop, >= ${CAPACITY_SERVED * 100} % served with p99 <= ${CAPACITY_P99_MS} ms; tried ${tried}; closed loop of ${settings.connections} connections ${Math.round(found.closedRps)}`
+        : 'given by BENCH_OVERLOAD_CAPACITY, not measured';
     console.log(
-      `  ${setup.label}: capacity ${cap} req/s (open loop, >= ${CAPACITY_SERVED * 100} % served with p99 <= ${CAPACITY_P99_MS} ms; tried ${tried}; closed loop of ${settings.connections} connections ${Math.round(found.closedRps)}); the crowd's keys send up to ${perKey.toFixed(2)} req/s each`,
+      `  ${setup.label}: capacity ${cap} req/s (${how}); the crowd's keys send up to ${perKey.toFixed(2)} req/s each`,
     );
     const onSteps = await ladder(on, { free, enterprise: db.key, noisy: keys.at(-1)! }, cap, setup.label);
     const offSteps = await ladder(off, { free, enterprise: db.key, noisy: keys.at(-2)! }, cap, setup.label);
@@ -110,6 +118,7 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
       name: setup.name,
       label: setup.label,
       capacity: cap,
+      capacityGiven: given !== undefined,
       closedCapacity: found.closedRps,
       bareAnswerUs,
       on: onSteps,
