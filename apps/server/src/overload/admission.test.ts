@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from '../db/types.js';
 import { Admission } from './admission.js';
 import { SOFT_CEILING, type Pressure } from './pressure.js';
 import { HARD_LEVEL, type ShedPlan } from './priorities.js';
-import { TurnBudget } from './turn.js';
+import { DRAIN, TurnBudget } from './turn.js';
 
 /** The shed level the test sets (a monitor's view, without its timer). */
 const monitor = {
@@ -251,15 +251,32 @@ describe('Admission: the turn budget', () => {
   });
 
   it('leaves the budget alone while the loop was busy less than its utilization threshold', () => {
-    const { offer, shed, at } = gate();
+    const { offer, shed, at, endTurn } = gate();
     monitor.utilization = 0.7;
     expect(offer('/v1/pets', 'free')).toBe('in');
     at(100);
     expect([offer('/v1/pets'), offer('/v1/pets', 'free')]).toEqual(['in', 'in']);
-    monitor.utilization = 0.8; // busy enough: the turn is timed from its next request
-    expect(offer('/v1/pets', 'free')).toBe('in');
+    endTurn(); // a turn of 100 ms, timed though not judged
+    monitor.utilization = 0.8; // busy enough: judged from now on
     at(200);
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(200 + DRAIN * 100 - 1); // a backlog that shrinks: within DRAIN of the turn before
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(200 + DRAIN * 100 + 1); // as long as the turn before: it grows, and is cut
     expect(offer('/v1/pets', 'free')).toBe(503);
-    expect(shed).toEqual(['free/event_loop_turn']);
+    endTurn();
+    const admitted = DRAIN * 100 + 1; // what the cut turn admitted
+    at(1000);
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(1000 + DRAIN * admitted - 1);
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(1000 + DRAIN * admitted + 1); // cut: DRAIN of what the turn before admitted
+    expect(offer('/v1/pets', 'free')).toBe(503);
+    endTurn();
+    at(2000);
+    expect(offer('/v1/pets', 'free')).toBe('in');
+    at(2000 + DRAIN ** 2 * (DRAIN * admitted + 1) + 1); // cut twice in a row: DRAIN squared
+    expect(offer('/v1/pets', 'free')).toBe(503);
+    expect(shed).toEqual(['free/event_loop_turn', 'free/event_loop_turn', 'free/event_loop_turn']);
   });
 });

@@ -5,7 +5,7 @@ import type { RequestHandler } from 'express';
 import type { SaturationMonitor } from './monitor.js';
 import { SOFT_CEILING, type SignalName } from './pressure.js';
 import { CLASS_SLOTS, HARD_LEVEL, neverShed, priorityClass, type ShedPlan } from './priorities.js';
-import { turnLimit, TurnBudget } from './turn.js';
+import { TurnBudget } from './turn.js';
 
 /** The plan of a request's bearer key when it is known without a lookup (cached), `none` without a valid key. */
 export type PlanProbe = (req: IncomingMessage) => ShedPlan | undefined;
@@ -114,7 +114,9 @@ export class Admission {
     // At the soft ceiling, held there by the loop's own delay, the turn budget alone decides (turn.ts says why).
     const turnAlone =
       busy && level === SOFT_CEILING && pressure.signal === 'event_loop_delay' && this.#turn.budgetMs > 0;
-    const spent = turnAlone ? this.#turn.spent() : busy ? this.#turn.over() : undefined;
+    // Every turn is timed, busy or not, so the first busy turn knows what the one before it admitted (turn.ts).
+    const over = this.#turn.over();
+    const spent = turnAlone ? this.#turn.spent() : busy ? over : undefined;
     // Looked up once each, and only while a gate is shut: the exemption, then the plan both gates judge.
     const exempt = (spent !== undefined || level > 0) && neverShed(req.url ?? '/');
     const turnPlan = spent === undefined || exempt ? undefined : this.planOf(req);
@@ -165,12 +167,13 @@ export class Admission {
 
   /**
    * Sheds a request of `plan` that arrives once its turn has worked `spent` ms, past its class's share of the turn's
-   * budget (turn.ts). Only a key the cache holds has a plan here: an uncached one goes on to its lookup and the level's
-   * gate.
+   * budget and past what the turn before it admitted allows (turn.ts). Only a key the cache holds has a plan here: an
+   * uncached one goes on to its lookup and the level's gate.
    */
   #turnSheds(req: IncomingMessage, res: ServerResponse, plan: ShedPlan, spent: number): boolean {
     const cls = priorityClass(plan, req.method ?? 'GET');
-    if (spent <= turnLimit(this.#turn.budgetMs, cls)) return false;
+    if (spent <= this.#turn.limit(cls)) return false;
+    this.#turn.cut(spent);
     this.#count(cls * 2);
     this.#shed(req, res, plan, 'event_loop_turn');
     return true;

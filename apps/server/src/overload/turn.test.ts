@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { turnLimit, TurnBudget } from './turn.js';
+import { DRAIN, turnLimit, TurnBudget } from './turn.js';
 
 /** A budget on a clock the test moves, whose turn ends when the test says (the check phase's callback). */
 function budget(ms: number) {
@@ -55,5 +55,60 @@ describe('TurnBudget', () => {
     off.turn.spent();
     off.work(1000);
     expect(off.turn.over()).toBeUndefined();
+  });
+
+  it("lets a turn do DRAIN of the last one's work, so a backlog that shrinks is served whole", () => {
+    const t = budget(2);
+    t.turn.spent();
+    t.work(25); // a long turn (a collection's pause, a burst): nothing cut
+    t.endTurn();
+    expect(t.turn.limit(1)).toBeCloseTo(DRAIN * 25);
+    t.turn.spent();
+    t.work(18); // the backlog drains: within the allowance
+    expect(t.turn.over()).toBeUndefined();
+    t.endTurn();
+    expect(t.turn.limit(1)).toBeCloseTo(DRAIN * 18);
+    t.turn.spent();
+    t.work(1); // back to short turns: the budget decides again
+    t.endTurn();
+    expect(t.turn.limit(1)).toBe(2);
+    expect(t.turn.limit(0)).toBe(1);
+  });
+
+  it('shrinks the allowance by DRAIN once more for each turn cut in a row, down to the budget', () => {
+    const t = budget(2);
+    t.turn.spent();
+    t.work(40);
+    t.endTurn(); // uncut: the next may do 36
+    const limits: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      t.turn.spent();
+      const limit = t.turn.limit(1);
+      limits.push(limit);
+      t.work(limit + 0.5); // the load grows: every turn outlasts its allowance and is cut there
+      t.turn.cut(limit + 0.1);
+      t.endTurn();
+    }
+    expect(limits[0]).toBeCloseTo(DRAIN * 40);
+    expect(limits[1]).toBeCloseTo(DRAIN * (limits[0]! + 0.1));
+    expect(limits[2]).toBeCloseTo(DRAIN ** 2 * (limits[1]! + 0.1));
+    for (let i = 1; i < limits.length; i++) expect(limits[i]!).toBeLessThanOrEqual(limits[i - 1]!);
+    expect(limits.at(-1)).toBe(2); // the budget, Free's share
+    // Uncut again: the allowance is the share of the turn's whole work.
+    t.turn.spent();
+    t.work(1);
+    t.endTurn();
+    expect(t.turn.limit(0)).toBe(1);
+  });
+
+  it("takes a cut turn's work up to its first shed as what it admitted", () => {
+    const t = budget(0.5);
+    t.turn.spent();
+    t.work(30);
+    t.turn.cut(30);
+    t.work(10); // the turn's refusals after its first shed
+    t.turn.cut(40);
+    t.endTurn();
+    expect(t.turn.limit(0)).toBeCloseTo(DRAIN * 30);
   });
 });

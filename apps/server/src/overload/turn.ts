@@ -7,6 +7,10 @@
  * shed (admission.ts): the rest of a long turn costs a 503 each instead of a list each, and the next turn starts
  * sooner. Lowest plan first: requests without a key past half the budget, Free past the budget, Pro past twice it,
  * Business past three times (creates half a class later); Enterprise, the probes, the scrape and the admin API never.
+ * A backlog that drains is served whole: a turn may also do DRAIN of the work the turn before it admitted, so the
+ * turns after a long one (a collection's pause, a burst) are cut only if they do not shrink. Below the capacity a
+ * backlog's turns shrink (each as long as the load over the capacity times the one before); past it they grow, each
+ * turn is cut, and each cut in a row shrinks the allowance by DRAIN once more, back to the budget within a few turns.
  * At the controller's soft ceiling (everything below Enterprise shed) held by the loop's delay, the budget alone decides
  * and each turn admits its budget's work whatever the level: the turns are then long with refusals alone (a refusal
  * costs node:http a parse and a write), shedding more cannot shorten them, and the budget keeps some of the CPU for
@@ -21,15 +25,32 @@ export function turnLimit(budgetMs: number, cls: number): number {
 }
 
 /**
- * The time the current turn has worked since its first request. A turn starts with the first request seen after the
- * check phase of the loop (`setImmediate`, armed by that request, runs once the turn's I/O has been served), so a turn
- * with no request costs nothing and an idle loop is never kept awake. The clock and the scheduler are a test's to set.
+ * The share of a turn's work the next turn may do whatever the budget: a backlog whose turns shrink faster than this is
+ * served whole. After turns cut in a row, the share is DRAIN to the power of their number.
+ */
+export const DRAIN = 0.9;
+
+/**
+ * The time the current turn has worked since its first request, and what the turn before it admitted. A turn starts
+ * with the first request seen after the check phase of the loop (`setImmediate`, armed by that request, runs once the
+ * turn's I/O has been served), so a turn with no request costs nothing and an idle loop is never kept awake. The clock
+ * and the scheduler are a test's to set.
  */
 export class TurnBudget {
   #start = 0;
   #armed = false;
+  /** The time the current turn had worked when it first shed (undefined while it has not). */
+  #cutAt: number | undefined;
+  /** Turns cut in a row, up to the last one that ended. */
+  #cuts = 0;
+  /** The work the current turn may do whatever the budget (DRAIN's share of what the turn before it admitted). */
+  #allowance = 0;
   readonly #ended = () => {
     this.#armed = false;
+    const cut = this.#cutAt;
+    this.#cuts = cut === undefined ? 0 : this.#cuts + 1;
+    this.#allowance = cut === undefined ? DRAIN * (this.clock() - this.#start) : DRAIN ** this.#cuts * cut;
+    this.#cutAt = undefined;
   };
 
   constructor(
@@ -48,10 +69,23 @@ export class TurnBudget {
     return 0;
   }
 
-  /** Whether this turn has worked past the lowest class's share: only then is a request's class worth looking up. */
+  /** The work (ms) past which this turn sheds a request of class `cls`: its share of the budget, or the allowance. */
+  limit(cls: number): number {
+    return Math.max(turnLimit(this.budgetMs, cls), this.#allowance);
+  }
+
+  /** Notes that the turn shed a request once it had worked `spent` ms: what it admitted ends there. */
+  cut(spent: number): void {
+    this.#cutAt ??= spent;
+  }
+
+  /**
+   * The turn's work when it is past the lowest class's limit (only then is a request's class worth looking up), else
+   * undefined. Called for every request while the budget is on, so each turn is timed and the next knows what it did.
+   */
   over(): number | undefined {
     if (this.budgetMs <= 0) return undefined;
     const spent = this.spent();
-    return spent > turnLimit(this.budgetMs, 0) ? spent : undefined;
+    return spent > this.limit(0) ? spent : undefined;
   }
 }
