@@ -99,7 +99,18 @@ function whenAnswered(socket: Socket, then: () => void): void {
 export function answerProtocolErrors(server: Server, onError?: ProtocolErrorListener): void {
   const lastResponse = new WeakMap<Socket, ServerResponse>();
   const refusing = new WeakSet<Socket>();
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => lastResponse.set(req.socket, res));
+  // Only an answer still going out, or one sent before its request's body was all read, decides anything below: once
+  // both are done the entry goes, so an idle keep-alive connection does not hold its last request and response (with
+  // all they refer to) until its next request, which made them outlive young-generation collections.
+  function finished(this: ServerResponse) {
+    const socket = this.req.socket;
+    // A pipelined request may already have put its own response in the entry.
+    if (this.req.complete && lastResponse.get(socket) === this) lastResponse.delete(socket);
+  }
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    lastResponse.set(req.socket, res);
+    res.once('finish', finished);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
