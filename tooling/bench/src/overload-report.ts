@@ -7,15 +7,16 @@ import { NOISY_CONNECTIONS, type StepResult } from './overload-steps.js';
 import { fmtInt, fmtMs, fmtRatio } from './stats.js';
 import { check, table } from './table.js';
 
+/** How a capacity set by BENCH_OVERLOAD_CAPACITY is described, where a searched one tells how it was found. */
+export const CAPACITY_GIVEN = 'given by BENCH_OVERLOAD_CAPACITY, not measured';
+
 export interface SetupReport {
   name: string;
   label: string;
   /** The highest open-loop rate served within the latency bound, shedding off (overload-capacity.ts). */
   capacity: number;
-  /** True when the capacity was given (BENCH_OVERLOAD_CAPACITY) rather than searched for: there is no closed figure. */
-  capacityGiven: boolean;
-  /** A closed loop's figure on the same server, for comparison. */
-  closedCapacity: number;
+  /** A closed loop's figure on the same server, for comparison; undefined when the capacity was given, not searched. */
+  closedCapacity: number | undefined;
   /** Server CPU per answer (µs) of bare node:http under the crowd's open loop (overload-capacity.ts). */
   bareAnswerUs: number;
   on: StepResult[];
@@ -103,9 +104,10 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
 /** The setup's table: every step of the server with shedding on, then of the one with it off. */
 export function overloadTable(r: SetupReport): string {
   const rows = [...r.on.map((s) => row(r, true, s)), ...r.off.map((s) => row(r, false, s))];
-  const capacity = r.capacityGiven
-    ? 'given by BENCH_OVERLOAD_CAPACITY, not measured'
-    : `the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}`;
+  const capacity =
+    r.closedCapacity === undefined
+      ? CAPACITY_GIVEN
+      : `the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}`;
   return [
     `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (${capacity}); bare node:http's answer ${r.bareAnswerUs.toFixed(1)} µs of server CPU; latency from the intended send time:\n`,
     table(

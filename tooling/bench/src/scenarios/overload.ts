@@ -14,7 +14,7 @@ import { freePort } from '@animal-store/test-services';
 import { appServer, NO_PAGE_CACHE } from '../bench-servers.js';
 import { postgresDatabase, sqliteDatabase, type BenchDatabase } from '../databases.js';
 import { moreKeys } from '../more-keys.js';
-import { overloadTable, overloadTargets, stepLine, type SetupReport } from '../overload-report.js';
+import { CAPACITY_GIVEN, overloadTable, overloadTargets, stepLine, type SetupReport } from '../overload-report.js';
 import { bareAnswerMicros, capacity, CAPACITY_P99_MS, CAPACITY_SERVED } from '../overload-capacity.js';
 import {
   pin,
@@ -98,7 +98,7 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
     const found =
       given === undefined
         ? await capacity(off, { free: searched, enterprise: db.key, noisy: '' })
-        : { rps: given, closedRps: 0, probes: [] };
+        : { rps: given, closedRps: undefined, probes: [] };
     await warmKeys(off, free);
     await warmKeys(on, free);
     const bareAnswerUs = await bareAnswerMicros({ free, enterprise: db.key, noisy: '' }, FACTORS.at(-1)! * found.rps);
@@ -106,9 +106,9 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
     const perKey = (FACTORS.at(-1)! * cap) / free.length;
     const tried = found.probes.map((p) => `${p.rate}${p.served ? '' : ' (not served)'}`).join(', ');
     const how =
-      given === undefined
-        ? `open loop, >= ${CAPACITY_SERVED * 100} % served with p99 <= ${CAPACITY_P99_MS} ms; tried ${tried}; closed loop of ${settings.connections} connections ${Math.round(found.closedRps)}`
-        : 'given by BENCH_OVERLOAD_CAPACITY, not measured';
+      found.closedRps === undefined
+        ? CAPACITY_GIVEN
+        : `open loop, >= ${CAPACITY_SERVED * 100} % served with p99 <= ${CAPACITY_P99_MS} ms; tried ${tried}; closed loop of ${settings.connections} connections ${Math.round(found.closedRps)}`;
     console.log(
       `  ${setup.label}: capacity ${cap} req/s (${how}); the crowd's keys send up to ${perKey.toFixed(2)} req/s each`,
     );
@@ -118,7 +118,6 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
       name: setup.name,
       label: setup.label,
       capacity: cap,
-      capacityGiven: given !== undefined,
       closedCapacity: found.closedRps,
       bareAnswerUs,
       on: onSteps,
