@@ -1,15 +1,8 @@
 import { Agent, createServer, get, type ServerResponse } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { collector } from '../../test/collector.js';
 import { listenLocally } from '../../test/listen.js';
 import { answerProtocolErrors } from './protocol-errors.js';
-
-/** V8's collector, callable from a test run without --expose-gc. */
-function collector(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
 
 /** GETs `url` on `agent` and reads the whole answer. */
 function fetchOn(agent: Agent, url: string): Promise<string> {

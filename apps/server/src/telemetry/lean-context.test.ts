@@ -2,11 +2,10 @@
  * The lean context against the API's own (BaseContext, what ROOT_CONTEXT derives): the same operations give the same
  * values, every context keeps its own values whatever is derived from it, and a long chain lets replaced values go.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type Context, createContextKey, defaultTextMapGetter, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { collector } from '../../test/collector.js';
 import { LEAN_ROOT, LeanContext } from './lean-context.js';
 
 const KEYS = ['a', 'b', 'c', 'd'].map((name) => createContextKey(`lean-context test ${name}`));
@@ -67,10 +66,8 @@ describe('LeanContext', () => {
   describe('a value replaced in a long chain', () => {
     let gc: () => void;
     beforeAll(() => {
-      setFlagsFromString('--expose-gc');
-      gc = runInNewContext('gc') as () => void;
+      gc = collector();
     });
-    afterAll(() => setFlagsFromString('--no-expose-gc'));
 
     it('is not kept alive by the contexts derived after it', async () => {
       let ctx: Context = LEAN_ROOT;
