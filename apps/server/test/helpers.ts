@@ -200,6 +200,15 @@ export function jsonPost(key: string, body: unknown): RequestInit {
   };
 }
 
+/**
+ * Waits while the current clock minute has fewer than `seconds` left. The per-minute window is the clock minute: a
+ * test that counts one window's charges stays inside one window.
+ */
+export async function awayFromMinuteEnd(seconds = 10): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < seconds * 1000) await new Promise((r) => setTimeout(r, left + 100));
+}
+
 /** Polls `check` until it answers true (every 25 ms, at most `timeoutMs`); for effects that land asynchronously. */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config/load.js';
 import { createRateLimitStore } from '../src/rate-limiting/store.js';
 import {
   auth,
+  awayFromMinuteEnd,
   createTestDatabase,
   eventually,
   jsonPost,
@@ -196,12 +197,6 @@ describe('the client address of keyless callers', () => {
     );
   });
 });
-
-/** Waits while the current minute has fewer than `seconds` left, so a burst stays inside one minute window. */
-async function awayFromMinuteEnd(seconds = 10): Promise<void> {
-  const left = MINUTE - (Date.now() % MINUTE);
-  if (left < seconds * 1000) await new Promise((r) => setTimeout(r, left + 100));
-}
 
 describe('two replicas on one PostgreSQL and one Redis', () => {
   let database: TestDatabase;

@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config/load.js';
 import { createRateLimitStore } from '../src/rate-limiting/store.js';
 import {
   auth,
+  awayFromMinuteEnd,
   createTestDatabase,
   eventually,
   jsonPost,
@@ -69,9 +70,8 @@ describe('two replicas behind PgBouncer (transaction mode) sharing a Redis Clust
 
   it('gives a Free key exactly 60 of 80 concurrent requests across both replicas', async () => {
     const key = await replicas[0]!.key('free');
-    // The per-minute window is the clock minute: a burst that crossed into the next one would get two windows.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 200));
+    // A burst that crossed into the next minute would get two windows.
+    await awayFromMinuteEnd(5);
     const statuses = await Promise.all(
       Array.from({ length: 80 }, (_, i) =>
         fetch(`${replicas[i % 2]!.url}/v1/pets`, { headers: auth(key) }).then((res) => res.status),
