@@ -48,9 +48,15 @@ export const settings = {
   tracingRounds: number('BENCH_TRACING_ROUNDS', 5),
   /**
    * BENCH_TRACING_WARMUP_SECONDS: each workload's unmeasured load (its four servers at once) right before it is
-   * measured, so every variant is measured warm: caches filled and code compiled, as in a server that has run a while.
+   * measured, so every variant meets it with its caches filled for it, as a server that has run a while would.
    */
   tracingWarmupSeconds: number('BENCH_TRACING_WARMUP_SECONDS', 5),
+  /**
+   * BENCH_TRACING_SETTLE_SECONDS: each round's fresh servers of a provider take its 10 % creates workload (the four at
+   * once) this long before any of its workloads is measured, so that V8 has compiled their hot code: side by side each
+   * server has a quarter of a CPU, and a few seconds of load leave it mid-compilation (BENCHMARKS.md).
+   */
+  tracingSettleSeconds: number('BENCH_TRACING_SETTLE_SECONDS', 60),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */

@@ -87,9 +87,13 @@ async function answered(server: RunningServer): Promise<number> {
 
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
-/** Fresh servers (each pinned to CPU 0), and their targets: each chosen workload (BENCH_MIXED) under every variant. */
+/**
+ * Fresh servers (each pinned to CPU 0), and their targets: each chosen workload (BENCH_MIXED) under every variant; and
+ * for each provider, its four servers' settling load: the workload with 10 % creates, which runs both reads and writes.
+ */
 async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[]) {
   const targets: Measured[][] = [];
+  const settling: Target[][] = [];
   for (const provider of PROVIDERS) {
     const byVariant: Target[][] = [];
     for (const variant of VARIANTS) {
@@ -99,6 +103,7 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
       servers.push(server);
       byVariant.push(variedTargets(provider, server, keys));
     }
+    settling.push(byVariant.map((workloads) => workloads.find((w) => w.name === `${provider}-10`)!));
     byVariant[0]!.forEach((workload, w) => {
       if (settings.mixedOnly && !settings.mixedOnly.includes(workload.name)) return;
       targets.push(
@@ -112,7 +117,7 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
       );
     });
   }
-  return targets;
+  return { targets, settling };
 }
 
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
@@ -128,6 +133,7 @@ function spansPerAnswer(answers: Map<string, number>, counts: Record<string, num
 async function measureCost(ctx: RunContext, endpoint: string, counts: () => Record<string, number>) {
   const dbs = await databasesOf(ctx);
   const { tracingSeconds: seconds, tracingRounds, tracingWarmupSeconds: warmupSeconds, connections } = settings;
+  const { tracingSettleSeconds: settleSeconds } = settings;
   const results = new Map<string, RoundResult[]>();
   const answers = new Map<string, number>();
   let workloads: Measured[][] = [];
@@ -135,8 +141,14 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
     const servers: RunningServer[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
     try {
-      workloads = await targetsOf(dbs, dir, endpoint, servers);
-      console.log(`  round ${round + 1} of ${tracingRounds}: fresh servers`);
+      const fresh = await targetsOf(dbs, dir, endpoint, servers);
+      workloads = fresh.targets;
+      console.log(
+        `  round ${round + 1} of ${tracingRounds}: fresh servers, settling for ${settleSeconds} s a provider`,
+      );
+      // Unmeasured: a fresh server still compiles its hot paths (V8's tiers) long after its first seconds of load, the
+      // more so on a quarter of a CPU; measured before that settles, every variant's CPU per answer is a start-up's.
+      for (const four of fresh.settling) await together(four, settleSeconds, connections);
       for (const workload of round % 2 ? [...workloads].reverse() : workloads) {
         await together(workload, warmupSeconds, connections); // unmeasured, the four at once as measured
         const measured = await together(workload, seconds, connections, round);
@@ -159,7 +171,7 @@ export const tracing: Scenario = {
   description: 'tracing off, 10 % and 100 % sampled vs no SDK loaded, per server CPU-second on the mixed workloads',
   alone: true,
   async run(ctx) {
-    const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up`;
+    const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up, fresh servers settled for ${settings.tracingSettleSeconds} s`;
     console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % side by side on each workload`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
