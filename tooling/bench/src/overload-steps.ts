@@ -10,7 +10,8 @@ import { load } from './load-client.js';
 import type { LoadResult, LoadSpec, MixSpec } from './load-spec.js';
 import { CATALOGUE_SIZE } from './page.js';
 import { list } from './requests.js';
-import { cpuMs, type RunningServer } from './servers.js';
+import { counters, cpuShares, settle, since, watchShedder, type Collections } from './overload-metrics.js';
+import type { RunningServer } from './servers.js';
 import { settings } from './settings.js';
 
 /** A server of the scenario: its API origin, its OPS_PORT origin, and whether it sheds. */
@@ -69,6 +70,13 @@ export interface StepResult {
   noisyLoad?: LoadResult;
   /** Server CPU over the step, in share of one core. */
   serverCpu: number;
+  /**
+   * The server's main thread's share of it: the rest is its other threads', V8's above all (compilers, concurrent
+   * marking and sweeping), which on the server's one CPU take their time from the event loop.
+   */
+  mainThreadCpu: number;
+  /** The server's major (mark-compact) collections from the step's start to its end: how many, and their pauses. */
+  collections: Collections;
   /** Shedding on: answers shed during the step by the signal that was past its threshold (the server's metric). */
   shedBy?: Record<string, number>;
   /** Shedding on: the shed level and the event-loop delay (ms) the shedder saw, halfway through the step. */
@@ -97,7 +105,7 @@ export async function step(
   noisy = false,
 ): Promise<StepResult> {
   if (s.shedding) await settle(s);
-  const shedBefore = s.shedding ? await shedCounts(s) : undefined;
+  const before = await counters(s);
   const origin = s.server.origin;
   const health = { requests: [{ method: 'GET' as const, path: '/healthz' }], keepAlive: false, connections: 20 };
   const crowdRate = factor * capacity - TRICKLE_RATE;
@@ -120,14 +128,13 @@ export async function step(
   ]);
   // Server CPU over the counted part of the step.
   await new Promise((r) => setTimeout(r, startAt + WARMUP_SEC * 1000 - Date.now()));
-  const cpuBefore = cpuMs(s.server.pid);
-  const started = Date.now();
+  const cpu = cpuShares(s.server.pid);
   const watched = watchShedder(s, (settings.overloadStepSeconds * 1000) / 2);
   await new Promise((r) => setTimeout(r, settings.overloadStepSeconds * 1000));
-  const serverCpu = (cpuMs(s.server.pid) - cpuBefore) / (Date.now() - started);
+  const { serverCpu, mainThreadCpu } = cpu();
   const [crowd, trickle, healthApi, healthOps, noisyLoad] = await loads;
   const shedder = await watched;
-  const shedBy = shedBefore && difference(await shedCounts(s), shedBefore);
+  const { shedBy, collections } = since(await counters(s), before);
   return {
     factor,
     noisy,
@@ -138,52 +145,11 @@ export async function step(
     healthOps,
     ...(noisyLoad ? { noisyLoad } : {}),
     serverCpu,
-    ...(shedBy ? { shedBy } : {}),
+    mainThreadCpu,
+    collections,
+    ...(s.shedding ? { shedBy } : {}),
     ...(s.shedding ? { shedder } : {}),
   };
-}
-
-/**
- * The shed level and event-loop delay gauges (OPS_PORT's /metrics), read once, `afterMs` into the step, on either
- * server. A scrape holds the server's event loop for several milliseconds (the exposition is built on the main thread,
- * also for OPS_PORT) and lengthens the tail of the requests in flight meanwhile (of those never shed above all:
- * `/healthz` and the Enterprise trickle). So each server is scraped once a step, shedding on or off alike: about as
- * often as a Prometheus scrapes a replica (every 15 s by default), not more often on the server under judgement.
- */
-async function watchShedder(s: OverloadServer, afterMs: number): Promise<{ level: number; delayMs: number }> {
-  await new Promise((r) => setTimeout(r, afterMs));
-  const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
-  return {
-    level: Number(/^animal_store_load_shed_level (\S+)$/m.exec(text)?.[1] ?? NaN),
-    delayMs:
-      1000 * Number(/^animal_store_load_shed_signal\{signal="event_loop_delay"\} (\S+)$/m.exec(text)?.[1] ?? NaN),
-  };
-}
-
-/** animal_store_load_shed_total summed by reason, from /metrics on OPS_PORT. */
-async function shedCounts(s: OverloadServer): Promise<Record<string, number>> {
-  const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^animal_store_load_shed_total\{reason="([a-z_]+)"[^}]*\} (\d+)$/gm))
-    counts[m[1]!] = (counts[m[1]!] ?? 0) + Number(m[2]);
-  return counts;
-}
-
-const difference = (after: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
-
-/**
- * Waits until the shedder is back at level 0 (read from /metrics on OPS_PORT), so a step does not start in the
- * previous one's overload: the level falls slowly by design (hysteresis). Gives up after 30 s.
- */
-async function settle(s: OverloadServer): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const text = await (await fetch(`${s.opsOrigin}/metrics`)).text();
-    if (/^animal_store_load_shed_level 0$/m.test(text)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  console.log(`  (!) ${s.server.name}: the shed level did not fall to 0 within 30 s`);
 }
 
 /**

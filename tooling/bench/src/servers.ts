@@ -75,9 +75,13 @@ export async function stopAll(): Promise<void> {
 
 const CLOCK_TICKS = 100;
 
-/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat. */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat; with `tid`, one of its threads' (the
+ * main thread's tid is the pid).
+ */
+export function cpuMs(pid: number, tid?: number): number {
+  const stat = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const fields = readFileSync(stat, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
