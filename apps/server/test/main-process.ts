@@ -22,8 +22,10 @@ export interface MainProcess {
   kill(): Promise<void>;
 }
 
-export async function startMain(env: Record<string, string>): Promise<MainProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+/** `launcher`: a command that runs node in its turn (e.g. `taskset -c 0`), as an operator may start it. */
+export async function startMain(env: Record<string, string>, launcher: string[] = []): Promise<MainProcess> {
+  const [command, ...args] = [...launcher, process.execPath, MAIN];
+  const child = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

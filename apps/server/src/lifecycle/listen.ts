@@ -9,6 +9,7 @@ import type { Admission } from '../overload/admission.js';
 import { startLiveness } from '../overload/liveness.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { cpuWarning, RECOMMENDED_CPUS, usableCpus } from './cpus.js';
 
 /** Serves `app` on the configured address and limits; a server that cannot listen ends the process. */
 export function listen(
@@ -36,8 +37,12 @@ export function listen(
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const rateLimitStore = config.redisClusterNodes ? 'redis-cluster' : config.redisUrl ? 'redis' : 'memory';
+    const cpus = usableCpus();
+    // Before the line that says it listens, which those who start it wait for: they have both then.
+    const warning = cpuWarning(cpus);
+    if (warning !== undefined) logger.warn({ cpus, recommended: RECOMMENDED_CPUS }, warning);
     logger.info(
-      { port, host: config.host, database: context.database, rateLimitStore },
+      { port, host: config.host, database: context.database, rateLimitStore, cpus },
       `listening on http://${config.host}:${port}`,
     );
   });
