@@ -9,7 +9,10 @@ import { availableParallelism } from 'node:os';
  */
 export const RECOMMENDED_CPUS = 2;
 
-/** Where a container's CPU quota is read: cgroup v2's cpu.max, else cgroup v1's CFS quota and period. */
+/**
+ * Where a container's CPU quota is read: cgroup v2's cpu.max, else cgroup v1's CFS quota and period, at the root of the
+ * cgroup mount, where a container sees its own cgroup. A process outside a container is judged by its affinity alone.
+ */
 export interface CgroupFiles {
   readonly cpuMax: string;
   readonly cfsQuota: string;
