@@ -67,8 +67,8 @@ export function shedReasons(s: StepResult): string {
 export const stepName = (s: StepResult) =>
   s.factor === 0 ? 'trickle alone' : `${s.factor}x${s.noisy ? ` + ${NOISY_CONNECTIONS} from one key` : ''}`;
 
-/** The server's major collections during a step, e.g. `major GCs 3 (41.2 ms)`: their count and pauses. */
-const collected = (s: StepResult) => `major GCs ${s.collections.major} (${fmtMs(s.collections.pauseMs)})`;
+/** The server's major collections during a step, e.g. `3 (41.2 ms)`: their count and pauses. */
+const majorGcs = (s: StepResult) => `${s.collections.major} (${fmtMs(s.collections.pauseMs)})`;
 
 /** The progress line of a step. */
 export function stepLine(label: string, s: StepResult): string {
@@ -78,7 +78,7 @@ export function stepLine(label: string, s: StepResult): string {
     : '';
   return (
     `  ${label}, ${stepName(s).padEnd(22)} ${crowd}  Ent ok ${pct(success(s.trickle))} p99 ${fmtMs(s.trickle.p99)} (send lag ${fmtMs(s.trickle.sendLagP99 ?? NaN)})` +
-    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)} (main thread ${pct(s.mainThreadCpu)})  ${collected(s)}  shed by: ${shedReasons(s) || '-'}` +
+    `  /healthz p99 ${fmtMs(s.healthApi.p99)} (ops ${fmtMs(s.healthOps.p99)}, failed ${s.healthApi.non2xx + s.healthApi.errors}/${s.healthOps.non2xx + s.healthOps.errors})  server CPU ${pct(s.serverCpu)} (main thread ${pct(s.mainThreadCpu)})  major GCs ${majorGcs(s)}  shed by: ${shedReasons(s) || '-'}` +
     (s.shedder ? `  level ${s.shedder.level.toFixed(2)} delay ${fmtMs(s.shedder.delayMs)}` : '')
   );
 }
@@ -99,7 +99,7 @@ function row(r: SetupReport, shedding: boolean, s: StepResult): string[] {
     fmtMs(probeP99(s.healthApi)),
     fmtMs(probeP99(s.healthOps)),
     `${pct(s.serverCpu)} (${pct(s.mainThreadCpu)})`,
-    `${s.collections.major} (${fmtMs(s.collections.pauseMs)})`,
+    majorGcs(s),
     dash((x) => fmtMs(x.sendLagP99 ?? NaN)),
     shedReasons(s),
   ];
