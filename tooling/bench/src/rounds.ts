@@ -68,15 +68,21 @@ export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): P
 }
 
 /**
- * Every target loaded at once, each by its own closed loop and generator, for `seconds`; each server's CPU per answer
- * is read over that one window. Whatever else the machine does meanwhile (another tenant, a change of clock) falls on
- * all of them alike, where one after the other it would not: for comparing variants of one server whose difference is
- * smaller than that noise. The servers share their CPUs, so figures are comparable within a call, not with rounds().
- * Printed as round `round` when given (not for a warm-up).
+ * Every target loaded at once, each by its own generator, for `seconds`; each server's CPU per answer is read over that
+ * one window. Whatever else the machine does meanwhile (another tenant, a change of clock) falls on all of them alike,
+ * where one after the other it would not: for comparing variants of one server whose difference is smaller than that
+ * noise. Each target gets a closed loop of `connections`, or, with `rate`, an open loop at `rate` req/s on that many
+ * sockets, its generators starting together. The servers share their CPUs, so figures are comparable within a call,
+ * not with rounds(). Printed as round `round` when given (not for a warm-up).
  */
-export async function together(targets: Target[], seconds: number, connections: number, round?: number) {
+export async function together(targets: Target[], seconds: number, connections: number, round?: number, rate?: number) {
+  const startAt = Date.now() + TOGETHER_START_MS;
+  const spec = (t: Target): LoadSpec =>
+    rate === undefined
+      ? closedSpec(t, connections, seconds)
+      : { ...closedSpec(t, connections, seconds), mode: 'open', rate, startAt, graceSec: 2 };
   const before = targets.map((t) => cpuMs(t.server.pid));
-  const loaded = await Promise.all(targets.map((t) => load(closedSpec(t, connections, seconds))));
+  const loaded = await Promise.all(targets.map((t) => load(spec(t))));
   const out = new Map<string, RoundResult>();
   targets.forEach((t, i) => {
     const res = withCpu(t, loaded[i]!, before[i]!);
@@ -85,6 +91,9 @@ export async function together(targets: Target[], seconds: number, connections: 
   });
   return out;
 }
+
+/** How long after together() is called its open-loop generators start: long enough for all of them to be forked. */
+const TOGETHER_START_MS = 1500;
 
 function printRound(r: number, t: Target, res: RoundResult): void {
   const bad =

@@ -57,6 +57,13 @@ export const settings = {
    * server has a quarter of a CPU, and a few seconds of load leave it mid-compilation (BENCHMARKS.md).
    */
   tracingSettleSeconds: number('BENCH_TRACING_SETTLE_SECONDS', 60),
+  /**
+   * BENCH_TRACING_RATE: the rate (req/s) at which the tracing scenario loads each server, in an open loop: the CPU it
+   * takes to serve the same traffic, below saturation as a replica runs (its four servers together within one CPU of
+   * this project's machines). `closed` loads each with a closed loop of BENCH_CONNECTIONS instead, saturating the CPU
+   * they share: each server's CPU per answer then moves with its share of it.
+   */
+  tracingRate: process.env['BENCH_TRACING_RATE'] === 'closed' ? undefined : number('BENCH_TRACING_RATE', 500),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */

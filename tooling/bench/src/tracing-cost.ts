@@ -95,6 +95,8 @@ export const spreadOf = (c: Cost) => `${pct(c.cost)} (rounds ${pct(c.low)} .. ${
 
 export interface TracingReport {
   baseline: string;
+  /** How each server was loaded: open loops at a rate, or closed loops. */
+  loop: string;
   node: string;
   load: number[];
   rows: Row[];
@@ -109,7 +111,7 @@ export const resolution = (costs: Cost[]) => {
 };
 
 export function print(out: Out, r: TracingReport): void {
-  out(`\nTracing cost per server CPU-second on Node ${r.node} (baseline: ${r.baseline}):`);
+  out(`\nTracing cost per server CPU-second on Node ${r.node} (${r.loop}; baseline: ${r.baseline}):`);
   out(`load average (1, 5, 15 min) before: ${r.load.slice(0, 3).join(', ')}; after: ${r.load.slice(3).join(', ')}\n`);
   const others = VARIANTS.slice(1);
   out(

@@ -1,6 +1,8 @@
 /**
  * The cost of tracing (issue #22) on the mixed scenario's workloads: four servers of this build per provider, each
- * workload's four measured side by side (rounds.ts together(): loaded at once, CPU per answer over one window): the
+ * workload's four measured side by side (rounds.ts together(): loaded at once, CPU per answer over one window), each
+ * at the same open-loop rate (BENCH_TRACING_RATE, below what they can serve together, so that each serves the same
+ * traffic and the cost is the CPU it takes; saturated closed loops share the CPU by how each batches its work): the
  * baseline (no OTEL variable, so the SDK is not loaded), tracing off (an endpoint and OTEL_SDK_DISABLED=true), and
  * tracing on at 10 % and at 100 % sampling, its spans exported over OTLP/HTTP (protobuf, the default) to a receiver
  * on 127.0.0.1, so export is paid for. Side by side, because this machine's speed drifts by more than the targets from
@@ -133,7 +135,7 @@ function spansPerAnswer(answers: Map<string, number>, counts: Record<string, num
 async function measureCost(ctx: RunContext, endpoint: string, counts: () => Record<string, number>) {
   const dbs = await databasesOf(ctx);
   const { tracingSeconds: seconds, tracingRounds, tracingWarmupSeconds: warmupSeconds, connections } = settings;
-  const { tracingSettleSeconds: settleSeconds } = settings;
+  const { tracingSettleSeconds: settleSeconds, tracingRate: rate } = settings;
   const results = new Map<string, RoundResult[]>();
   const answers = new Map<string, number>();
   let workloads: Measured[][] = [];
@@ -148,10 +150,10 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
       );
       // Unmeasured: a fresh server still compiles its hot paths (V8's tiers) long after its first seconds of load, the
       // more so on a quarter of a CPU; measured before that settles, every variant's CPU per answer is a start-up's.
-      for (const four of fresh.settling) await together(four, settleSeconds, connections);
+      for (const four of fresh.settling) await together(four, settleSeconds, connections, undefined, rate);
       for (const workload of round % 2 ? [...workloads].reverse() : workloads) {
-        await together(workload, warmupSeconds, connections); // unmeasured, the four at once as measured
-        const measured = await together(workload, seconds, connections, round);
+        await together(workload, warmupSeconds, connections, undefined, rate); // unmeasured, as measured
+        const measured = await together(workload, seconds, connections, round, rate);
         for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
       }
       for (const server of servers)
@@ -172,7 +174,9 @@ export const tracing: Scenario = {
   alone: true,
   async run(ctx) {
     const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up, fresh servers settled for ${settings.tracingSettleSeconds} s`;
-    console.log(`\ntracing cost (closed loop, ${runs}): no SDK, off, 10 %, 100 % side by side on each workload`);
+    const loop =
+      settings.tracingRate === undefined ? 'closed loops' : `open loops at ${settings.tracingRate} req/s each`;
+    console.log(`\ntracing cost (${loop}, ${runs}): no SDK, off, 10 %, 100 % side by side on each workload`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
     pin(process.pid, 'load'); // the load generators it forks (and the receiver) on the CPUs the servers are not on
@@ -181,6 +185,7 @@ export const tracing: Scenario = {
       const costs = VARIANTS.slice(1).map((v) => costOf(v, byWorkload));
       const report: TracingReport = {
         baseline: 'this build with no OTEL variable (no SDK module resolved, checked)',
+        loop,
         node: process.versions.node,
         load: [...loadBefore, ...loadavg()].map((l) => +l.toFixed(2)),
         rows,
