@@ -88,12 +88,18 @@ export async function together(targets: Target[], seconds: number, connections: 
     const res = withCpu(t, loaded[i]!, before[i]!);
     out.set(t.name, res);
     if (round !== undefined) printRound(round, t, res);
+    if (rate !== undefined && (res.dueRps ?? 0) < rate * KEPT_UP) {
+      const served = fmtInt(res.dueRps ?? 0);
+      console.log(`  (!) ${t.label}: ${served} of ${rate} req/s served: saturated, not the cost at that rate`);
+    }
   });
   return out;
 }
 
 /** How long after together() is called its open-loop generators start: long enough for all of them to be forked. */
 const TOGETHER_START_MS = 1500;
+/** An open-loop target serving less than this share of its rate while it is due has fallen behind (saturated). */
+const KEPT_UP = 0.95;
 
 function printRound(r: number, t: Target, res: RoundResult): void {
   const bad =
