@@ -147,8 +147,7 @@ export async function step(
     serverCpu,
     mainThreadCpu,
     collections,
-    ...(s.shedding ? { shedBy } : {}),
-    ...(s.shedding ? { shedder } : {}),
+    ...(s.shedding ? { shedBy, shedder } : {}),
   };
 }
 

@@ -71,11 +71,11 @@ export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): P
  * Every target loaded at once, each by its own generator, for `seconds`; each server's CPU per answer is read over that
  * one window. Whatever else the machine does meanwhile (another tenant, a change of clock) falls on all of them alike,
  * where one after the other it would not: for comparing variants of one server whose difference is smaller than that
- * noise. Each target gets a closed loop of `connections`, or, with `rate`, an open loop at `rate` req/s on that many
- * sockets, its generators starting together. The servers share their CPUs, so figures are comparable within a call,
- * not with rounds(). Printed as round `round` when given (not for a warm-up).
+ * noise. Each target gets its own `loop`. The servers share their CPUs, so figures are comparable within a call, not
+ * with rounds(). Printed as round `round` when given (not for a warm-up).
  */
-export async function together(targets: Target[], seconds: number, connections: number, round?: number, rate?: number) {
+export async function together(targets: Target[], seconds: number, loop: Loop, round?: number) {
+  const { connections, rate } = loop;
   const startAt = Date.now() + TOGETHER_START_MS;
   const spec = (t: Target): LoadSpec =>
     rate === undefined
@@ -87,13 +87,24 @@ export async function together(targets: Target[], seconds: number, connections: 
   targets.forEach((t, i) => {
     const res = withCpu(t, loaded[i]!, before[i]!);
     out.set(t.name, res);
-    if (round !== undefined) printRound(round, t, res);
+    if (round === undefined) return;
+    printRound(round, t, res);
+    // Only a measured window is judged: fresh servers warming up may lag behind their rate, and no figure comes of it.
     if (rate !== undefined && (res.dueRps ?? 0) < rate * KEPT_UP) {
       const served = fmtInt(res.dueRps ?? 0);
       console.log(`  (!) ${t.label}: ${served} of ${rate} req/s served: saturated, not the cost at that rate`);
     }
   });
   return out;
+}
+
+/**
+ * How together() loads each target: a closed loop of `connections`, or, with `rate`, an open loop at `rate` req/s on
+ * that many sockets, the targets' generators starting together.
+ */
+export interface Loop {
+  connections: number;
+  rate?: number | undefined;
 }
 
 /** How long after together() is called its open-loop generators start: long enough for all of them to be forked. */

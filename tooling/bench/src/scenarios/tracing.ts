@@ -136,6 +136,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
   const dbs = await databasesOf(ctx);
   const { tracingSeconds: seconds, tracingRounds, tracingWarmupSeconds: warmupSeconds, connections } = settings;
   const { tracingSettleSeconds: settleSeconds, tracingRate: rate } = settings;
+  const loop = { connections, rate };
   const results = new Map<string, RoundResult[]>();
   const answers = new Map<string, number>();
   let workloads: Measured[][] = [];
@@ -150,10 +151,10 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
       );
       // Unmeasured: a fresh server still compiles its hot paths (V8's tiers) long after its first seconds of load, the
       // more so on a quarter of a CPU; measured before that settles, every variant's CPU per answer is a start-up's.
-      for (const four of fresh.settling) await together(four, settleSeconds, connections, undefined, rate);
+      for (const four of fresh.settling) await together(four, settleSeconds, loop);
       for (const workload of round % 2 ? [...workloads].reverse() : workloads) {
-        await together(workload, warmupSeconds, connections, undefined, rate); // unmeasured, as measured
-        const measured = await together(workload, seconds, connections, round, rate);
+        await together(workload, warmupSeconds, loop); // unmeasured, the four at once as measured
+        const measured = await together(workload, seconds, loop, round);
         for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
       }
       for (const server of servers)
