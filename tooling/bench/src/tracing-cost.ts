@@ -1,14 +1,17 @@
 /**
  * The tracing scenario's figures (scenarios/tracing.ts): its variants and targets, the cost of each variant per round
- * and per workload against the baseline of the same round, and the printed report. A variant's cost is the median over
- * rounds of the round's geometric mean over workloads of CPU per answer against the baseline; the spread is the
- * lowest and highest round. The `off` variant runs the baseline's code, so its spread is the bench's resolution: when it
- * is wider than a target, the bench cannot tell that target met from missed, and the report says so.
+ * and per workload against the baseline of the same round, and the printed report. A round's cost is its geometric mean
+ * over workloads of CPU per answer against the baseline's; a variant's cost is the mean over rounds (each round's
+ * servers are fresh processes, so rounds are independent measurements) with its 90 % confidence interval. A target is
+ * met when the interval's upper end is within it, missed when its lower end is past it, and not resolved otherwise:
+ * the run's noise (a process's own speed, the collector's work falling in one window or the next) decides, not a
+ * median that one lucky round can carry. The `off` variant runs the baseline's code, so an interval of off's that
+ * excludes zero is a bias between servers of the same code, which the report flags.
  */
 import type { RoundResult } from './rounds.js';
 import type { Out } from './scenario.js';
-import { fmtInt, median } from './stats.js';
-import { check, table } from './table.js';
+import { fmtInt, type Interval, meanInterval, median } from './stats.js';
+import { table } from './table.js';
 
 export interface Variant {
   name: 'baseline' | 'off' | '10' | '100';
@@ -59,14 +62,16 @@ export function rowOf(workload: string, byVariant: WorkloadResults): Row {
 
 const geomean = (values: number[]) => Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
 
+export type Verdict = 'met' | 'NOT met' | 'not resolved';
+
 export interface Cost {
   variant: string;
-  /** Median over rounds of the round's cost; lowest and highest round. */
-  cost: number;
-  low: number;
-  high: number;
+  /** Each round's cost, in round order. */
+  rounds: number[];
+  /** Their mean and its 90 % confidence interval. */
+  cost: Interval;
   target: number;
-  met: boolean;
+  verdict: Verdict;
 }
 
 /** A variant's cost in each round (geometric mean over workloads), summarised over the rounds. */
@@ -77,21 +82,22 @@ export function costOf(v: Variant, workloads: WorkloadResults[]): Cost {
       workloads.map((w) => w.get(v.name)![r]!.serverCpuUsPerRequest / w.get('baseline')![r]!.serverCpuUsPerRequest),
     ),
   ).map((ratio) => ratio - 1);
-  const cost = median(perRound);
+  const cost = meanInterval(perRound);
+  return { variant: v.name, rounds: perRound, cost, target: v.target!, verdict: verdictOf(v, cost) };
+}
+
+/** Met when the whole interval is within the target (below it, for `off`), missed when it is all past it. */
+export function verdictOf(v: Variant, cost: Interval): Verdict {
   const target = v.target!;
-  return {
-    variant: v.name,
-    cost,
-    low: Math.min(...perRound),
-    high: Math.max(...perRound),
-    target,
-    met: v.name === 'off' ? cost < target : cost <= target,
-  };
+  if (v.name === 'off' ? cost.high < target : cost.high <= target) return 'met';
+  if (v.name === 'off' ? cost.low >= target : cost.low > target) return 'NOT met';
+  return 'not resolved';
 }
 
 export const bound = (v: Variant) => `${v.name === 'off' ? '<' : '<='} ${(v.target! * 100).toFixed(0)} %`;
 const pct = (share: number) => `${share >= 0 ? '+' : ''}${(share * 100).toFixed(1)} %`;
-export const spreadOf = (c: Cost) => `${pct(c.cost)} (rounds ${pct(c.low)} .. ${pct(c.high)})`;
+export const spreadOf = (c: Cost) =>
+  `${pct(c.cost.mean)} (90 % CI ${pct(c.cost.low)} .. ${pct(c.cost.high)}; rounds ${pct(Math.min(...c.rounds))} .. ${pct(Math.max(...c.rounds))})`;
 
 export interface TracingReport {
   baseline: string;
@@ -103,12 +109,6 @@ export interface TracingReport {
   costs: Cost[];
   spansPerAnswer: Record<string, number>;
 }
-
-/** The half-width of off's round spread: the smallest cost difference the run can resolve. */
-export const resolution = (costs: Cost[]) => {
-  const off = costs.find((c) => c.variant === 'off')!;
-  return Math.max(Math.abs(off.low), Math.abs(off.high));
-};
 
 export function print(out: Out, r: TracingReport): void {
   out(`\nTracing cost per server CPU-second on Node ${r.node} (${r.loop}; baseline: ${r.baseline}):`);
@@ -128,16 +128,16 @@ export function print(out: Out, r: TracingReport): void {
   out('');
   out(
     table(
-      ['tracing', 'cost: median of rounds (lowest .. highest)', 'target', 'spans per answer'],
+      ['tracing', 'cost: mean of rounds (90 % CI; lowest .. highest round)', 'target', 'spans per answer'],
       r.costs.map((c) => {
         const v = VARIANTS.find((x) => x.name === c.variant)!;
         const spans = r.spansPerAnswer[c.variant];
-        return [v.label, spreadOf(c), `${bound(v)} ${check(c.met)}`, spans === undefined ? '' : spans.toFixed(2)];
+        return [v.label, spreadOf(c), `${bound(v)} ${c.verdict}`, spans === undefined ? '' : spans.toFixed(2)];
       }),
     ),
   );
-  const noise = resolution(r.costs);
-  out(`\noff runs the baseline's code: its rounds within ±${(noise * 100).toFixed(1)} % are this run's noise.`);
-  for (const c of r.costs.filter((x) => noise >= x.target))
-    out(`(!) the noise is as wide as the ${VARIANTS.find((x) => x.name === c.variant)!.label} target: not resolved.`);
+  out('\nmet: the interval within the target; NOT met: past it; not resolved: the interval holds the target.');
+  const off = r.costs.find((c) => c.variant === 'off')!;
+  if (off.cost.low > 0 || off.cost.high < 0)
+    out(`(!) off runs the baseline's code, yet its interval excludes 0: the servers of one round are not alike.`);
 }

@@ -11,7 +11,7 @@
  * The servers run on CPU 0, this process and the load generators it forks on the others (a machine of 2 CPUs or
  * more). A module hook logs what each server resolves: the run stops unless the baseline and `off` load no part of
  * the SDK and the traced servers do. Cost = server CPU per answer against the baseline's in the same window
- * (tracing-cost.ts: median and spread over rounds).
+ * (tracing-cost.ts: mean over rounds with its confidence interval).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,7 +26,6 @@ import { type RoundResult, type Target, together } from '../rounds.js';
 import type { RunContext, Scenario } from '../scenario.js';
 import type { RunningServer } from '../servers.js';
 import { settings } from '../settings.js';
-import { check } from '../table.js';
 import {
   bound,
   type Cost,
@@ -195,7 +194,7 @@ export const tracing: Scenario = {
       };
       const verdict = (c: Cost) => {
         const v = VARIANTS.find((x) => x.name === c.variant)!;
-        return `#22 tracing ${v.label} costs ${bound(v)} per server CPU-second: ${spreadOf(c)} -> ${check(c.met)}`;
+        return `#22 tracing ${v.label} costs ${bound(v)} per server CPU-second: ${spreadOf(c)} -> ${c.verdict}`;
       };
       return { json: { tracing: report }, print: (out) => print(out, report), targets: costs.map(verdict) };
     } finally {

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { meanInterval } from './stats.js';
+import { VARIANTS, verdictOf } from './tracing-cost.js';
+
+describe('meanInterval', () => {
+  it('gives the mean and a 90 % Student-t interval around it', () => {
+    // Mean 2, sample variance 2/3, n 4: the half-width is t(0.95, 3 degrees of freedom) * sd / sqrt(4).
+    const { mean, low, high } = meanInterval([1, 2, 2, 3]);
+    expect(mean).toBe(2);
+    const sd = Math.sqrt(2 / 3);
+    expect(high - mean).toBeCloseTo((2.353 * sd) / 2, 10);
+    expect(mean - low).toBeCloseTo((2.353 * sd) / 2, 10);
+  });
+
+  it('narrows as measurements of the same spread accumulate', () => {
+    const few = meanInterval([0.01, 0.03, 0.05]);
+    const many = meanInterval([0.01, 0.03, 0.05, 0.01, 0.03, 0.05, 0.01, 0.03, 0.05]);
+    expect(many.mean).toBeCloseTo(few.mean, 12);
+    expect(many.high - many.low).toBeLessThan((few.high - few.low) / 2);
+  });
+
+  it('uses the t of 30 degrees of freedom past 30', () => {
+    const values = Array.from({ length: 41 }, (_, i) => i % 2);
+    const { mean, high } = meanInterval(values);
+    const sd = Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / 40);
+    expect(high - mean).toBeCloseTo((1.697 * sd) / Math.sqrt(41), 10);
+  });
+
+  it('gives no interval for a single measurement', () => {
+    expect(meanInterval([0.04])).toEqual({ mean: 0.04, low: -Infinity, high: Infinity });
+  });
+});
+
+describe('verdictOf', () => {
+  const variant = (name: string) => VARIANTS.find((v) => v.name === name)!;
+
+  it('meets a target only when the whole interval is within it', () => {
+    expect(verdictOf(variant('10'), { mean: 0.03, low: 0.02, high: 0.05 })).toBe('met');
+    expect(verdictOf(variant('10'), { mean: 0.03, low: 0.01, high: 0.051 })).toBe('not resolved');
+    expect(verdictOf(variant('10'), { mean: 0.07, low: 0.051, high: 0.09 })).toBe('NOT met');
+  });
+
+  it("holds off's interval strictly below its bound", () => {
+    expect(verdictOf(variant('off'), { mean: 0, low: -0.01, high: 0.02 })).toBe('not resolved');
+    expect(verdictOf(variant('off'), { mean: 0, low: -0.01, high: 0.019 })).toBe('met');
+    expect(verdictOf(variant('off'), { mean: 0.03, low: 0.02, high: 0.04 })).toBe('NOT met');
+  });
+
+  it('leaves a single round unresolved', () => {
+    expect(verdictOf(variant('100'), { mean: 0.1, low: -Infinity, high: Infinity })).toBe('not resolved');
+  });
+});
