@@ -31,7 +31,10 @@ export interface ScenarioResult {
   json: Record<string, unknown>;
   /** Prints the scenario's part of the report (to the console and latest.md), after every chosen scenario ran. */
   print(out: Out): void;
-  /** One line per target: `<target>: <figure> -> met` (or `NOT met`), listed under "Targets:" at the end. */
+  /**
+   * One line per target: `<target>: <figure> -> met` (or `NOT met`, or `not resolved` where the figure is an interval
+   * that holds the target), listed under "Targets:" at the end.
+   */
   targets?: string[];
   /** Files it wrote under results/, named in the run's last line. */
   files?: string[];
