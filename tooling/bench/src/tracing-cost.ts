@@ -88,10 +88,9 @@ export function costOf(v: Variant, workloads: WorkloadResults[]): Cost {
 
 /** Met when the whole interval is within the target (below it, for `off`), missed when it is all past it. */
 export function verdictOf(v: Variant, cost: Interval): Verdict {
-  const target = v.target!;
-  if (v.name === 'off' ? cost.high < target : cost.high <= target) return 'met';
-  if (v.name === 'off' ? cost.low >= target : cost.low > target) return 'NOT met';
-  return 'not resolved';
+  const within = (share: number) => (v.name === 'off' ? share < v.target! : share <= v.target!);
+  if (within(cost.high)) return 'met';
+  return within(cost.low) ? 'not resolved' : 'NOT met';
 }
 
 export const bound = (v: Variant) => `${v.name === 'off' ? '<' : '<='} ${(v.target! * 100).toFixed(0)} %`;
