@@ -5,7 +5,7 @@
 // The Prisma CLI wants a schema engine binary even for `generate`, which does not use it; where Prisma's download
 // host is unreachable, PRISMA_SCHEMA_ENGINE_BINARY may point at any executable. We default it to this Node binary.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,36 @@ datasource db {
 ${models}`;
 }
 
+// Turbo runs build, lint and typecheck side by side, and each starts with this script. `prisma generate` empties its
+// output folder before writing it, so a second generate would delete files under a running `tsc`. One writer at a
+// time, then: the lock is a directory (mkdir is atomic); the others wait for it and then find the stamp current. A lock
+// left by a killed run is taken over once it is older than any generate takes.
+function takeLock() {
+  const lock = join(root, 'src/generated/.generate-lock');
+  const staleMs = 120_000;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      let age;
+      try {
+        age = Date.now() - statSync(lock).mtimeMs;
+      } catch {
+        continue; // released between our mkdir and stat
+      }
+      if (age > staleMs) rmSync(lock, { recursive: true, force: true });
+      else Atomics.wait(sleeper, 0, 0, 100);
+    }
+  }
+  process.on('exit', () => rmSync(lock, { recursive: true, force: true }));
+}
+
 const check = process.argv.includes('--check');
+if (!check) takeLock();
 let drift = false;
 for (const provider of providers) {
   const file = join(root, 'prisma', provider, 'schema.prisma');
