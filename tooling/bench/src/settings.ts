@@ -44,13 +44,14 @@ export const settings = {
    * BENCH_TRACING_SECONDS and BENCH_TRACING_ROUNDS: the tracing scenario's runs (6 workloads, each one's four variants
    * side by side on one CPU, fresh servers each round). A round's fresh processes are one measurement of each variant's
    * cost, and one process can sit a few per cent above another of the same code all its life: the rounds are what
-   * narrows the confidence interval the targets are judged on, so there are enough of them for a 5 % target. A window
-   * is long enough to hold several of the collector's mark-compacts: one landing in a short window or not moves that
-   * window's CPU far more than the costs measured, and a window's variants each pay their share of them only over a
-   * long one (BENCHMARKS.md).
+   * narrows the confidence interval the targets are judged on, so there are enough of them for a 5 % target, and a
+   * multiple of the four places a round's variants turn through, so that each variant sits in each equally often. A
+   * window is long enough to hold several of the collector's mark-compacts: one landing in a short window or not moves
+   * that window's CPU far more than the costs measured, and a window's variants each pay their share of them only over
+   * a long one (BENCHMARKS.md).
    */
   tracingSeconds: number('BENCH_TRACING_SECONDS', 30),
-  tracingRounds: number('BENCH_TRACING_ROUNDS', 6),
+  tracingRounds: number('BENCH_TRACING_ROUNDS', 8),
   /**
    * BENCH_TRACING_WARMUP_SECONDS: each workload's unmeasured load (its four servers at once) right before it is
    * measured, so every variant meets it with its caches filled for it, as a server that has run a while would.

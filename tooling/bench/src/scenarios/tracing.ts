@@ -11,7 +11,9 @@
  * The servers run on CPU 0, this process and the load generators it forks on the others (a machine of 2 CPUs or
  * more). A module hook logs what each server resolves: the run stops unless the baseline and `off` load no part of
  * the SDK and the traced servers do. Cost = server CPU per answer against the baseline's in the same window
- * (tracing-cost.ts: mean over rounds with its confidence interval).
+ * (tracing-cost.ts: mean over rounds with its confidence interval). Where a variant sits among the four (the order
+ * its server starts in, the database it is given, the order its generator is forked in) turns by one each round, so
+ * that what goes with a place rather than with the code falls on every variant alike instead of on one.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -57,11 +59,11 @@ export async function resolve(specifier, context, next) {\n  ${log}\n  return ne
 
 type Databases = Map<string, { db: BenchDatabase; keys: string[] }>;
 
-/** A database of each provider for each variant, seeded as the mixed scenario seeds them. */
+/** A database of each provider for each place (`<place>-<provider>`), seeded as the mixed scenario seeds them. */
 async function databasesOf(ctx: RunContext): Promise<Databases> {
   const dbs: Databases = new Map();
   for (const provider of PROVIDERS)
-    for (const variant of VARIANTS) dbs.set(`${variant.name}-${provider}`, await mixedDatabase(ctx, provider));
+    for (const place of VARIANTS.keys()) dbs.set(`${place}-${provider}`, await mixedDatabase(ctx, provider));
   return dbs;
 }
 
@@ -88,17 +90,25 @@ async function answered(server: RunningServer): Promise<number> {
 
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
+/** The variants in round `round`'s places: VARIANTS turned by one place a round. */
+export function placesOf(round: number): Variant[] {
+  const turn = round % VARIANTS.length;
+  return [...VARIANTS.slice(turn), ...VARIANTS.slice(0, turn)];
+}
+
 /**
  * Fresh servers (each pinned to CPU 0), and their targets: each chosen workload (BENCH_MIXED) under every variant; and
  * for each provider, its four servers' settling load: the workload with 10 % creates, which runs both reads and writes.
+ * In round `round`'s places (placesOf): the variant in place i starts i-th, on database i, its generator forked i-th.
  */
-async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[]) {
+async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[], round: number) {
   const targets: Measured[][] = [];
   const settling: Target[][] = [];
+  const places = placesOf(round);
   for (const provider of PROVIDERS) {
     const byVariant: Target[][] = [];
-    for (const variant of VARIANTS) {
-      const { db, keys } = dbs.get(`${variant.name}-${provider}`)!;
+    for (const [place, variant] of places.entries()) {
+      const { db, keys } = dbs.get(`${place}-${provider}`)!;
       const server = await serverOf(provider, variant, db, dir, endpoint);
       pin(server.pid, 'server');
       servers.push(server);
@@ -108,7 +118,7 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
     byVariant[0]!.forEach((workload, w) => {
       if (settings.mixedOnly && !settings.mixedOnly.includes(workload.name)) return;
       targets.push(
-        VARIANTS.map((variant, v) => ({
+        places.map((variant, v) => ({
           ...byVariant[v]![w]!,
           name: `${variant.name}:${workload.name}`,
           label: `${workload.label}, ${variant.label}`,
@@ -143,10 +153,12 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
     const servers: RunningServer[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-tracing-'));
     try {
-      const fresh = await targetsOf(dbs, dir, endpoint, servers);
+      const fresh = await targetsOf(dbs, dir, endpoint, servers, round);
       workloads = fresh.targets;
       console.log(
-        `  round ${round + 1} of ${tracingRounds}: fresh servers, settling for ${settleSeconds} s a provider`,
+        `  round ${round + 1} of ${tracingRounds}: fresh servers in places ${placesOf(round)
+          .map((v) => v.label)
+          .join(', ')}, settling for ${settleSeconds} s a provider`,
       );
       // Unmeasured: a fresh server still compiles its hot paths (V8's tiers) long after its first seconds of load, the
       // more so on a quarter of a CPU; measured before that settles, every variant's CPU per answer is a start-up's.
