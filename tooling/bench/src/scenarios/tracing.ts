@@ -91,7 +91,7 @@ async function answered(server: RunningServer): Promise<number> {
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
 /** The variants in round `round`'s places: VARIANTS turned by one place a round. */
-export function placesOf(round: number): Variant[] {
+function placesOf(round: number): Variant[] {
   const turn = round % VARIANTS.length;
   return [...VARIANTS.slice(turn), ...VARIANTS.slice(0, turn)];
 }
@@ -128,7 +128,7 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
       );
     });
   }
-  return { targets, settling };
+  return { targets, settling, places };
 }
 
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
@@ -156,7 +156,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
       const fresh = await targetsOf(dbs, dir, endpoint, servers, round);
       workloads = fresh.targets;
       console.log(
-        `  round ${round + 1} of ${tracingRounds}: fresh servers in places ${placesOf(round)
+        `  round ${round + 1} of ${tracingRounds}: fresh servers in places ${fresh.places
           .map((v) => v.label)
           .join(', ')}, settling for ${settleSeconds} s a provider`,
       );
