@@ -5,7 +5,7 @@
 import type { Bar } from './chart.js';
 import { load } from './load-client.js';
 import type { LoadRequest, LoadResult, LoadSpec, MixSpec } from './load-spec.js';
-import { cpuMs, type RunningServer } from './servers.js';
+import { cpuMs, type RunningServer, type ThreadCpu, threadCpuMs } from './servers.js';
 import { settings } from './settings.js';
 import { fmtInt, fmtMs, median } from './stats.js';
 
@@ -19,7 +19,11 @@ export interface Target {
   mix?: MixSpec;
 }
 
-export type RoundResult = LoadResult & { serverCpuUsPerRequest: number };
+export type RoundResult = LoadResult & {
+  serverCpuUsPerRequest: number;
+  /** The same by the threads it ran on (servers.ts threadCpuMs). */
+  threadCpuUsPerRequest: ThreadCpu;
+};
 
 export interface RoundsOptions {
   seconds: number;
@@ -45,11 +49,31 @@ const closedSpec = (t: Target, connections: number, durationSec: number): LoadSp
   durationSec,
 });
 
-/** A load's result with its server's CPU time per answer since `cpuBefore` (ms, read before the load). */
-const withCpu = (t: Target, loaded: LoadResult, cpuBefore: number): RoundResult => ({
-  ...loaded,
-  serverCpuUsPerRequest: ((cpuMs(t.server.pid) - cpuBefore) * 1000) / Math.max(1, loaded.ok + loaded.non2xx),
-});
+/** A server's CPU time so far (ms): the process's, and by thread. */
+interface CpuReading {
+  all: number;
+  threads: ThreadCpu;
+}
+
+const cpuOf = (pid: number): CpuReading => ({ all: cpuMs(pid), threads: threadCpuMs(pid) });
+
+/** A load's result with its server's CPU time per answer since `before` (read before the load), in all and by thread. */
+function withCpu(t: Target, loaded: LoadResult, before: CpuReading): RoundResult {
+  const after = cpuOf(t.server.pid);
+  const answers = Math.max(1, loaded.ok + loaded.non2xx);
+  const per = (to: number, from: number) => ((to - from) * 1000) / answers;
+  const thread = (group: keyof ThreadCpu) => per(after.threads[group], before.threads[group]);
+  return {
+    ...loaded,
+    serverCpuUsPerRequest: per(after.all, before.all),
+    threadCpuUsPerRequest: {
+      main: thread('main'),
+      v8: thread('v8'),
+      workers: thread('workers'),
+      other: thread('other'),
+    },
+  };
+}
 
 /** Runs every target once per round, alternating the order each round; returns results by target name. */
 export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): Promise<Map<string, RoundResult[]>> {
@@ -58,8 +82,8 @@ export async function rounds(targets: Target[], opts: RoundsOptions = ROUNDS): P
   for (let r = 0; r < opts.rounds; r++) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
-      const cpuBefore = cpuMs(t.server.pid);
-      const res = withCpu(t, await load(closedSpec(t, opts.connections, opts.seconds)), cpuBefore);
+      const before = cpuOf(t.server.pid);
+      const res = withCpu(t, await load(closedSpec(t, opts.connections, opts.seconds)), before);
       out.get(t.name)!.push(res);
       printRound(r, t, res);
     }
@@ -81,7 +105,7 @@ export async function together(targets: Target[], seconds: number, loop: Loop, r
     rate === undefined
       ? closedSpec(t, connections, seconds)
       : { ...closedSpec(t, connections, seconds), mode: 'open', rate, startAt, graceSec: 2 };
-  const before = targets.map((t) => cpuMs(t.server.pid));
+  const before = targets.map((t) => cpuOf(t.server.pid));
   const loaded = await Promise.all(targets.map((t) => load(spec(t))));
   const out = new Map<string, RoundResult>();
   targets.forEach((t, i) => {

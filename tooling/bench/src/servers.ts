@@ -1,6 +1,6 @@
 /** Server processes of a run: started on a free port of 127.0.0.1, stopped at the end (or on Ctrl-C). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { freePort } from '@animal-store/test-services';
 
 export interface RunningServer {
@@ -75,14 +75,61 @@ export async function stopAll(): Promise<void> {
 
 const CLOCK_TICKS = 100;
 
+/** A /proc stat line's thread name and CPU time (user + system, ms); the name may hold spaces and parentheses. */
+export function taskStat(line: string): { name: string; ms: number } {
+  const close = line.lastIndexOf(')');
+  const fields = line.slice(close + 2).split(' ');
+  return {
+    name: line.slice(line.indexOf('(') + 1, close),
+    ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS,
+  };
+}
+
 /**
  * CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat; with `tid`, one of its threads' (the
  * main thread's tid is the pid).
  */
 export function cpuMs(pid: number, tid?: number): number {
   const stat = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
-  const fields = readFileSync(stat, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  return taskStat(readFileSync(stat, 'utf8')).ms;
+}
+
+/** A server's CPU time (ms) by the threads it runs on: the four add up to the process's but for threads that ended. */
+export interface ThreadCpu {
+  /** The main thread: the server's JavaScript, and the collector's pauses. */
+  main: number;
+  /** V8's helper threads (`node-V8Worker`): the collector's concurrent marking and sweeping, background compiling. */
+  v8: number;
+  /** Worker threads (`WorkerThread`), such as the OTLP export worker. */
+  workers: number;
+  /** The rest: libuv's pool, Node's other threads. */
+  other: number;
+}
+
+/**
+ * A server's CPU time so far by thread, from /proc/<pid>/task: its threads told apart by the names Node 24 and later
+ * give them (on older releases, every thread but the main one counts as `other`).
+ */
+export function threadCpuMs(pid: number): ThreadCpu {
+  const out: ThreadCpu = { main: 0, v8: 0, workers: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let thread: { name: string; ms: number };
+    try {
+      thread = taskStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+    } catch {
+      continue; // it ended since the listing
+    }
+    const group =
+      Number(tid) === pid
+        ? 'main'
+        : thread.name.startsWith('node-V8Worker')
+          ? 'v8'
+          : thread.name === 'WorkerThread'
+            ? 'workers'
+            : 'other';
+    out[group] += thread.ms;
+  }
+  return out;
 }
 
 /** Resident set size of a process (bytes), from /proc. */

@@ -9,6 +9,7 @@
  * excludes zero is a bias between servers of the same code, which the report flags.
  */
 import type { RoundResult } from './rounds.js';
+import type { ThreadCpu } from './servers.js';
 import type { Out } from './scenario.js';
 import { fmtInt, type Interval, meanInterval, median } from './stats.js';
 import { table } from './table.js';
@@ -60,6 +61,21 @@ export function rowOf(workload: string, byVariant: WorkloadResults): Row {
   return row;
 }
 
+/**
+ * Each variant's CPU per answer by thread (µs): for each thread group, the median over every round of every workload.
+ * Where a variant's cost goes: its JavaScript and the collector's pauses (main), the collector's concurrent work (V8's
+ * helper threads), the export worker.
+ */
+export function threadsOf(workloads: WorkloadResults[]): Record<string, ThreadCpu> {
+  const out: Record<string, ThreadCpu> = {};
+  for (const variant of workloads[0]?.keys() ?? []) {
+    const all = workloads.flatMap((w) => w.get(variant)!.map((r) => r.threadCpuUsPerRequest));
+    const of = (group: keyof ThreadCpu) => median(all.map((t) => t[group]));
+    out[variant] = { main: of('main'), v8: of('v8'), workers: of('workers'), other: of('other') };
+  }
+  return out;
+}
+
 const geomean = (values: number[]) => Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
 
 export type Verdict = 'met' | 'NOT met' | 'not resolved';
@@ -107,6 +123,8 @@ export interface TracingReport {
   rows: Row[];
   costs: Cost[];
   spansPerAnswer: Record<string, number>;
+  /** CPU per answer by thread, by variant (threadsOf). */
+  threads: Record<string, ThreadCpu>;
 }
 
 export function print(out: Out, r: TracingReport): void {
@@ -136,6 +154,17 @@ export function print(out: Out, r: TracingReport): void {
     ),
   );
   out('\nmet: the interval within the target; NOT met: past it; not resolved: the interval holds the target.');
+  const us = (value: number) => `${value.toFixed(1)} µs`;
+  out('\nServer CPU per answer by thread (medians over rounds and workloads):');
+  out(
+    table(
+      ['tracing', 'main thread', "V8's helper threads", 'worker threads', 'other'],
+      VARIANTS.map((v) => {
+        const t = r.threads[v.name]!;
+        return [v.label, us(t.main), us(t.v8), us(t.workers), us(t.other)];
+      }),
+    ),
+  );
   const off = r.costs.find((c) => c.variant === 'off')!;
   if (off.cost.low > 0 || off.cost.high < 0)
     out(`(!) off runs the baseline's code, yet its interval excludes 0: the servers of one round are not alike.`);

@@ -35,6 +35,7 @@ import {
   print,
   rowOf,
   spreadOf,
+  threadsOf,
   type TracingReport,
   type Variant,
   VARIANTS,
@@ -177,7 +178,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
   }
   const byWorkload = workloads.map((w) => new Map(w.map((t) => [t.variant, results.get(t.name)!])));
   const rows = workloads.map((w, i) => rowOf(w[0]!.workload, byWorkload[i]!));
-  return { rows, byWorkload, spansPerAnswer: spansPerAnswer(answers, counts()) };
+  return { rows, byWorkload, spansPerAnswer: spansPerAnswer(answers, counts()), threads: threadsOf(byWorkload) };
 }
 
 export const tracing: Scenario = {
@@ -193,7 +194,9 @@ export const tracing: Scenario = {
     const receiver = await startOtlpReceiver({ keep: false });
     pin(process.pid, 'load'); // the load generators it forks (and the receiver) on the CPUs the servers are not on
     try {
-      const { rows, byWorkload, spansPerAnswer } = await measureCost(ctx, receiver.url, () => receiver.counts());
+      const { rows, byWorkload, spansPerAnswer, threads } = await measureCost(ctx, receiver.url, () =>
+        receiver.counts(),
+      );
       const costs = VARIANTS.slice(1).map((v) => costOf(v, byWorkload));
       const report: TracingReport = {
         baseline: 'this build with no OTEL variable (no SDK module resolved, checked)',
@@ -203,6 +206,7 @@ export const tracing: Scenario = {
         rows,
         costs,
         spansPerAnswer,
+        threads,
       };
       const verdict = (c: Cost) => {
         const v = VARIANTS.find((x) => x.name === c.variant)!;

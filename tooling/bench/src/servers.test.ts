@@ -1,0 +1,40 @@
+import { readdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { expect, it } from 'vitest';
+import { cpuMs, taskStat, threadCpuMs } from './servers.js';
+
+it('reads the name and CPU time of a stat line whose name holds spaces and parentheses', () => {
+  // pid (name) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+  const line = '4242 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0';
+  expect(taskStat(line)).toEqual({ name: 'a) b (c', ms: 3000 });
+});
+
+// Node names its threads from release 24 on; before, every thread but the main one counts as `other`.
+const named = Number(process.versions.node.split('.')[0]) >= 24;
+
+it("splits a process's CPU by thread: a busy worker thread's time under workers, the split's sum the whole's", async () => {
+  const sumOf = (t: ReturnType<typeof threadCpuMs>) => t.main + t.v8 + t.workers + t.other;
+  const [allBefore, before] = [cpuMs(process.pid), threadCpuMs(process.pid)];
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     const end = Date.now() + 300;
+     while (Date.now() < end);
+     parentPort.postMessage('spun');
+     setInterval(() => {}, 1000);`,
+    { eval: true },
+  );
+  try {
+    await new Promise((resolve) => worker.once('message', resolve));
+    const [after, allAfter] = [threadCpuMs(process.pid), cpuMs(process.pid)];
+    // Each thread's time and the process's are rounded to 10 ms ticks apart: a tick a thread either way.
+    const threads = readdirSync(`/proc/${process.pid}/task`).length;
+    const spent = sumOf(after) - sumOf(before);
+    expect(Math.abs(spent - (allAfter - allBefore))).toBeLessThanOrEqual(10 * threads);
+    const workers = after.workers - before.workers;
+    if (named) expect(workers).toBeGreaterThanOrEqual(250);
+    else expect(workers).toBe(0);
+    expect(after.main).toBeGreaterThan(0);
+  } finally {
+    await worker.terminate();
+  }
+});
