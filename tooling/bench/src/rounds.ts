@@ -5,7 +5,7 @@
 import type { Bar } from './chart.js';
 import { load } from './load-client.js';
 import type { LoadRequest, LoadResult, LoadSpec, MixSpec } from './load-spec.js';
-import { cpuMs, type RunningServer, type ThreadCpu, threadCpuMs } from './servers.js';
+import { byThread, cpuMs, type RunningServer, type ThreadCpu, threadCpuMs } from './servers.js';
 import { settings } from './settings.js';
 import { fmtInt, fmtMs, median } from './stats.js';
 
@@ -62,16 +62,10 @@ function withCpu(t: Target, loaded: LoadResult, before: CpuReading): RoundResult
   const after = cpuOf(t.server.pid);
   const answers = Math.max(1, loaded.ok + loaded.non2xx);
   const per = (to: number, from: number) => ((to - from) * 1000) / answers;
-  const thread = (group: keyof ThreadCpu) => per(after.threads[group], before.threads[group]);
   return {
     ...loaded,
     serverCpuUsPerRequest: per(after.all, before.all),
-    threadCpuUsPerRequest: {
-      main: thread('main'),
-      v8: thread('v8'),
-      workers: thread('workers'),
-      other: thread('other'),
-    },
+    threadCpuUsPerRequest: byThread((group) => per(after.threads[group], before.threads[group])),
   };
 }
 

@@ -106,12 +106,18 @@ export interface ThreadCpu {
   other: number;
 }
 
+const THREAD_GROUPS = ['main', 'v8', 'workers', 'other'] as const;
+
+/** A ThreadCpu whose every group is `of(group)`. */
+export const byThread = (of: (group: keyof ThreadCpu) => number): ThreadCpu =>
+  Object.fromEntries(THREAD_GROUPS.map((group) => [group, of(group)])) as unknown as ThreadCpu;
+
 /**
  * A server's CPU time so far by thread, from /proc/<pid>/task: its threads told apart by the names Node 24 and later
  * give them (on older releases, every thread but the main one counts as `other`).
  */
 export function threadCpuMs(pid: number): ThreadCpu {
-  const out: ThreadCpu = { main: 0, v8: 0, workers: 0, other: 0 };
+  const out = byThread(() => 0);
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let thread: { name: string; ms: number };
     try {

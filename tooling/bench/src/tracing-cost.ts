@@ -9,7 +9,7 @@
  * excludes zero is a bias between servers of the same code, which the report flags.
  */
 import type { RoundResult } from './rounds.js';
-import type { ThreadCpu } from './servers.js';
+import { byThread, type ThreadCpu } from './servers.js';
 import type { Out } from './scenario.js';
 import { fmtInt, type Interval, meanInterval, median } from './stats.js';
 import { table } from './table.js';
@@ -70,8 +70,7 @@ export function threadsOf(workloads: WorkloadResults[]): Record<string, ThreadCp
   const out: Record<string, ThreadCpu> = {};
   for (const variant of workloads[0]?.keys() ?? []) {
     const all = workloads.flatMap((w) => w.get(variant)!.map((r) => r.threadCpuUsPerRequest));
-    const of = (group: keyof ThreadCpu) => median(all.map((t) => t[group]));
-    out[variant] = { main: of('main'), v8: of('v8'), workers: of('workers'), other: of('other') };
+    out[variant] = byThread((group) => median(all.map((t) => t[group])));
   }
   return out;
 }
