@@ -63,7 +63,7 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
   const sampling = requestSampling();
   if (!sampling) return next();
   const parent = parentOf(req, sampling.root);
-  const traceId = trace.getSpanContext(parent)?.traceId ?? sampling.traceId();
+  const traceId = (parent === sampling.root ? undefined : trace.getSpanContext(parent)?.traceId) ?? sampling.traceId();
   const name = method === '_OTHER' ? 'HTTP' : req.method;
   if (!sampling.sampled(parent, traceId, name)) {
     req.trace = traceId;

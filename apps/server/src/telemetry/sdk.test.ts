@@ -6,7 +6,15 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@openteleme
 import { startOtlpReceiver, type OtlpReceiver } from '@animal-store/test-services';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OtelEnvSchema, tracingConfig, type TracingConfig } from '../config/otel.js';
-import { startTracing } from './sdk.js';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  type Sampler,
+  SamplingDecision,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace';
+import { RandomIds } from './random-ids.js';
+import { rootDecision, startTracing } from './sdk.js';
 
 const config = (env: Record<string, string>) => tracingConfig(OtelEnvSchema.parse(env));
 const on = (env: Record<string, string>) => config(env) as Extract<TracingConfig, { enabled: true }>;
@@ -128,5 +136,38 @@ describe('the OTEL_* variables', () => {
     expect(refused({ OTEL_BSP_SCHEDULE_DELAY: 'soon' })).toMatch(/whole number/);
     expect(refused({ OTEL_TRACES_SAMPLER_ARG: '10%' })).toMatch(/OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1/);
     expect(refused({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toMatch(/OTEL_TRACES_SAMPLER_ARG/);
+  });
+});
+
+describe('the decision for a request that continues no trace', () => {
+  const sdkSays = (sampler: Sampler, id: string) =>
+    sampler.shouldSample(ROOT_CONTEXT, id, 'GET', SpanKind.SERVER, {}, []).decision !== SamplingDecision.NOT_RECORD;
+  const ids = new RandomIds();
+  const randomIds = Array.from({ length: 4000 }, () => ids.generateTraceId());
+  // The words' XOR at its ends and around each bound below, in both cases of hex digits.
+  const edges = [
+    'ffffffff000000000000000000000000',
+    '0000000000000000000000000000000f',
+    'FFFFFFFF00000000000000000000000A',
+  ];
+  const samples = [...randomIds, ...edges, '19999998000000000000000000000000', '19999999000000000000000000000000'];
+
+  it.each([0, 0.0001, 0.1, 0.25, 0.5, 0.9999, 1])('is the SDK ratio sampler at %s, for every id', (ratio) => {
+    const decide = rootDecision({ root: 'traceidratio', ratio });
+    const sdk = new TraceIdRatioBasedSampler(ratio);
+    const differing = samples.filter((id) => decide(id) !== sdkSays(sdk, id));
+    expect(differing).toEqual([]);
+    // Not a constant: about the ratio's share of random ids is sampled.
+    const sampled = randomIds.filter((id) => decide(id)).length;
+    if (ratio >= 0.1 && ratio <= 0.9) expect(Math.abs(sampled / randomIds.length - ratio)).toBeLessThan(0.05);
+  });
+
+  it('is always or never with always_on and always_off', () => {
+    const on = rootDecision({ root: 'always_on', ratio: 1 });
+    const off = rootDecision({ root: 'always_off', ratio: 1 });
+    for (const id of samples.slice(0, 200)) {
+      expect(on(id)).toBe(sdkSays(new AlwaysOnSampler(), id));
+      expect(off(id)).toBe(sdkSays(new AlwaysOffSampler(), id));
+    }
   });
 });

@@ -106,7 +106,7 @@ export async function startTracing(
   const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME }, config.sampler.parentBased);
   return {
     tracer,
-    sampling: requestSampling(tracer, sampler, ids),
+    sampling: requestSampling(tracer, sampler, ids, rootDecision(config.sampler)),
     shutdown() {
       stopped ??= (async () => {
         prisma.disable();
@@ -127,17 +127,54 @@ const NO_ATTRIBUTES = Object.freeze({});
 /**
  * The request sampling on the provider's own sampler and ids: the decision is the one the tracer makes when the span
  * starts (the same sampler on the same parent and trace id), taken first, so an unsampled request never starts one.
+ * A request that continues no trace (its parent the empty root) is decided by `rootSampled`, the same answer.
  */
-function requestSampling(tracer: LeanTracer, sampler: Sampler, ids: IdGenerator): RequestSampling {
+function requestSampling(
+  tracer: LeanTracer,
+  sampler: Sampler,
+  ids: IdGenerator,
+  rootSampled: (traceId: string) => boolean,
+): RequestSampling {
   return {
     root: LEAN_ROOT,
     traceId: () => ids.generateTraceId(),
     spanId: () => ids.generateSpanId(),
     sampled: (parent: Context, traceId: string, name: string) =>
-      sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision !==
-      SamplingDecision.NOT_RECORD,
+      parent === LEAN_ROOT
+        ? rootSampled(traceId)
+        : sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision !==
+          SamplingDecision.NOT_RECORD,
     start: (name, options, parent, traceId) => tracer.startIn(name, options, parent, traceId),
   };
+}
+
+/**
+ * The configured sampler's decision for a trace that has no parent, on a valid trace id (RandomIds makes no other),
+ * without the SDK's way to the same answer, which every request would take: the parent-based sampler's look for a
+ * parent, the id's validity regex and a result object. TraceIdRatioBasedSampler's rule, as @opentelemetry/sdk-trace
+ * has it: the id's four 32-bit words XORed, sampled below the ratio times 2^32 - 1 (every id at ratio 1), so a trace
+ * is decided alike wherever the same ratio decides it. sdk.test.ts holds it to the SDK's samplers.
+ */
+export function rootDecision({ root, ratio }: Pick<SamplerConfig, 'root' | 'ratio'>): (traceId: string) => boolean {
+  if (root === 'always_on') return () => true;
+  if (root === 'always_off') return () => false;
+  const share = Number.isNaN(ratio) ? 0 : Math.min(1, Math.max(0, ratio));
+  const bound = share === 1 ? 2 ** 32 : Math.floor(share * 0xffffffff);
+  return (traceId) => xorOfWords(traceId) < bound;
+}
+
+/** The XOR of a 32-hex-digit id's four 32-bit words, unsigned (lower- or upper-case digits). */
+function xorOfWords(id: string): number {
+  let xor = 0;
+  for (let at = 0; at < 32; at += 8) {
+    let word = 0;
+    for (let i = at; i < at + 8; i++) {
+      const c = id.charCodeAt(i);
+      word = (word << 4) | (c < 58 ? c - 48 : c < 71 ? c - 55 : c - 87);
+    }
+    xor = (xor ^ word) >>> 0;
+  }
+  return xor;
 }
 
 function samplerOf({ root, parentBased, ratio }: SamplerConfig): Sampler {
