@@ -152,15 +152,18 @@ describe('the decision for a request that continues no trace', () => {
   ];
   const samples = [...randomIds, ...edges, '19999998000000000000000000000000', '19999999000000000000000000000000'];
 
-  it.each([0, 0.0001, 0.1, 0.25, 0.5, 0.9999, 1])('is the SDK ratio sampler at %s, for every id', (ratio) => {
-    const decide = rootDecision({ root: 'traceidratio', ratio });
-    const sdk = new TraceIdRatioBasedSampler(ratio);
-    const differing = samples.filter((id) => decide(id) !== sdkSays(sdk, id));
-    expect(differing).toEqual([]);
-    // Not a constant: about the ratio's share of random ids is sampled.
-    const sampled = randomIds.filter((id) => decide(id)).length;
-    if (ratio >= 0.1 && ratio <= 0.9) expect(Math.abs(sampled / randomIds.length - ratio)).toBeLessThan(0.05);
-  });
+  it.each([0, 0.0001, 0.1, 0.25, 0.5, 0.9999, 1, -0.5, 1.5, NaN])(
+    'is the SDK ratio sampler at %s, for every id',
+    (ratio) => {
+      const decide = rootDecision({ root: 'traceidratio', ratio });
+      const sdk = new TraceIdRatioBasedSampler(ratio);
+      const differing = samples.filter((id) => decide(id) !== sdkSays(sdk, id));
+      expect(differing).toEqual([]);
+      // Not a constant: about the ratio's share of random ids is sampled.
+      const sampled = randomIds.filter((id) => decide(id)).length;
+      if (ratio >= 0.1 && ratio <= 0.9) expect(Math.abs(sampled / randomIds.length - ratio)).toBeLessThan(0.05);
+    },
+  );
 
   it('is always or never with always_on and always_off', () => {
     const on = rootDecision({ root: 'always_on', ratio: 1 });

@@ -158,8 +158,9 @@ function requestSampling(
 export function rootDecision({ root, ratio }: Pick<SamplerConfig, 'root' | 'ratio'>): (traceId: string) => boolean {
   if (root === 'always_on') return () => true;
   if (root === 'always_off') return () => false;
-  const share = Number.isNaN(ratio) ? 0 : Math.min(1, Math.max(0, ratio));
-  const bound = share === 1 ? 2 ** 32 : Math.floor(share * 0xffffffff);
+  // The SDK's clamp of the ratio to 0..1 needs no step here: at or past 1 every id is below the bound, and at or below
+  // 0 (or NaN) none is.
+  const bound = ratio >= 1 ? 2 ** 32 : Math.floor(ratio * 0xffffffff);
   return (traceId) => xorOfWords(traceId) < bound;
 }
 
