@@ -76,11 +76,8 @@ export function beginRequest(req: Request, metrics: Metrics, next: () => void): 
     traceId,
   );
   req.trace = span;
-  const active = trace.setSpan(parent, span);
-  // A body's events come from the socket, outside this context: bound, the handlers after them keep it.
-  if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)
-    context.bind(active, req);
-  context.with(active, next);
+  // The body parser (raw-body) runs what follows a body in the context it was called in, however late the body comes.
+  context.with(trace.setSpan(parent, span), next);
 }
 
 /** The incoming W3C trace context and baggage (the configured propagators) read into `root`; `root` when none. */

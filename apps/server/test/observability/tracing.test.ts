@@ -6,6 +6,7 @@
  * and no secret is anywhere in what was exported.
  */
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@animal-store/test-services';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKey, type MainProcess, startMain, startMains } from '../main-process.js';
@@ -215,4 +216,40 @@ it("records Prisma's spans only inside a sampled request, never as traces of the
   } finally {
     await replica.kill();
   }
+}, 60_000);
+
+it('keeps a create in its trace when the body arrives after the headers', async () => {
+  // The body's end is a socket event of its own, outside the request's context; what the handler does after it (the
+  // idempotency check, the group commit) must still be in the request's trace.
+  const [writer] = replicas as [MainProcess];
+  const sampled = caller();
+  const body = JSON.stringify({ name: PET_NAME, categoryId: 1, status: 'available' });
+  const head = [
+    'POST /v1/pets HTTP/1.1',
+    `Host: 127.0.0.1:${writer.port}`,
+    `Authorization: Bearer ${key}`,
+    `traceparent: ${sampled.headers.traceparent}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Idempotency-Key: late-body',
+    'Connection: close',
+  ].join('\r\n');
+  const socket = connect(writer.port, '127.0.0.1');
+  const answer = new Promise<string>((resolve, reject) => {
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  socket.write(`${head}\r\n\r\n`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.write(body);
+  expect((await answer).split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+
+  const spans = await receiver.waitFor((all) => linkedFrom(all, sampled.traceId).length > 0, 30_000);
+  const mine = inTrace(spans, sampled.traceId);
+  const server = mine.find((s) => s.kind === 'server')!;
+  const check = mine.find((s) => s.name === 'idempotency check');
+  expect(check?.parentSpanId).toBe(server.spanId);
+  expect(linkedFrom(spans, sampled.traceId).map((s) => s.name)).toEqual(['INSERT pets']);
 }, 60_000);
