@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import {
   context,
   type Context,
+  type ContextManager,
   diag,
   DiagLogLevel,
   propagation,
@@ -106,7 +107,7 @@ export async function startTracing(
   const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME }, config.sampler.parentBased);
   return {
     tracer,
-    sampling: requestSampling(tracer, sampler, ids, rootDecision(config.sampler)),
+    sampling: requestSampling(tracer, sampler, ids, rootDecision(config.sampler), contextManager),
     shutdown() {
       stopped ??= (async () => {
         prisma.disable();
@@ -134,8 +135,10 @@ function requestSampling(
   sampler: Sampler,
   ids: IdGenerator,
   rootSampled: (traceId: string) => boolean,
+  contexts: ContextManager,
 ): RequestSampling {
   return {
+    active: () => contexts.active(),
     root: LEAN_ROOT,
     traceId: () => ids.generateTraceId(),
     spanId: () => ids.generateSpanId(),

@@ -19,6 +19,8 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
  */
 let tracer: Tracer | undefined;
 let heads: RequestSampling | undefined;
+/** The active context: the context manager's own, when tracing started one (sampling.active). */
+let active: () => Context = () => context.active();
 
 /**
  * How a request's trace begins (sdk.ts): the configured sampler decides on the request's trace id and incoming parent
@@ -35,6 +37,11 @@ export interface RequestSampling {
   sampled(parent: Context, traceId: string, name: string): boolean;
   /** The SERVER span of a sampled request, in trace `traceId`: the one sampled() decided on. */
   start(name: string, options: SpanOptions, parent: Context, traceId: string): Span;
+  /**
+   * The active context, read from the context manager tracing registered rather than through the API's global
+   * registry (a lookup and a version check on every call): every traced helper asks it on every request.
+   */
+  readonly active: () => Context;
 }
 
 /**
@@ -44,6 +51,7 @@ export interface RequestSampling {
 export function useTracer(value: Tracer | undefined, sampling?: RequestSampling): void {
   tracer = value;
   heads = value && sampling;
+  active = heads ? heads.active : () => context.active();
 }
 
 export function activeTracer(): Tracer | undefined {
@@ -57,7 +65,7 @@ export function requestSampling(): RequestSampling | undefined {
 /** The active span's context when it is sampled: what shared work links to. */
 export function sampledContext(): SpanContext | undefined {
   if (!tracer) return undefined;
-  const span = trace.getActiveSpan();
+  const span = trace.getSpan(active());
   return span?.isRecording() ? span.spanContext() : undefined;
 }
 
@@ -71,7 +79,8 @@ export interface SpanOptions {
 export type LazySpanOptions = SpanOptions | (() => SpanOptions);
 
 const optionsOf = (options: LazySpanOptions) => (typeof options === 'function' ? options() : options);
-const recording = () => tracer !== undefined && trace.getActiveSpan()?.isRecording() === true;
+/** Whether the active context holds a recording span (a sampled request's work): the one case that makes spans. */
+export const inSampledTrace = () => tracer !== undefined && trace.getSpan(active())?.isRecording() === true;
 
 /**
  * Adds attributes to a recording span. The server's attributes are strings and numbers by construction, so they go
@@ -89,10 +98,10 @@ export function addAttributes(span: Span, attributes: Attributes): void {
  * rejection sets `error.type` (its `code`, else its class name) and the ERROR status, and passes on unchanged.
  */
 export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
-  if (!recording()) return work(undefined);
-  const active = context.active();
-  const span = tracer!.startSpan(name, optionsOf(options), active);
-  return context.with(trace.setSpan(active, span), () => settle(span, () => work(span)));
+  if (!inSampledTrace()) return work(undefined);
+  const parent = active();
+  const span = tracer!.startSpan(name, optionsOf(options), parent);
+  return context.with(trace.setSpan(parent, span), () => settle(span, () => work(span)));
 }
 
 /**
@@ -100,8 +109,8 @@ export function inSpan<T>(name: string, options: LazySpanOptions, work: (span: S
  * active one but is not made active itself, which spares a context and a context switch per span.
  */
 export function inLeafSpan<T>(name: string, options: LazySpanOptions, work: (span: Span | undefined) => T): T {
-  if (!recording()) return work(undefined);
-  const span = tracer!.startSpan(name, optionsOf(options));
+  if (!inSampledTrace()) return work(undefined);
+  const span = tracer!.startSpan(name, optionsOf(options), active());
   return settle(span, () => work(span));
 }
 
@@ -140,7 +149,7 @@ export function sharedSpan(
   return tracer.startSpan(
     name,
     { ...options, links: [...(options.links ?? []), ...sampled.map((member) => ({ context: member }))] },
-    trace.setSpanContext(context.active(), first),
+    trace.setSpanContext(active(), first),
   );
 }
 

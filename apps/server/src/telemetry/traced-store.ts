@@ -1,7 +1,9 @@
 import type { RateLimitStore, StoreRequest, StoreResult } from '@animal-store/rate-limit';
 import type { Span } from '@opentelemetry/api';
 import { dbWork, type DbOperation } from './db-telemetry.js';
-import { activeTracer, addAttributes, inLeafSpan, inSpan } from './spans.js';
+import { activeTracer, addAttributes, inLeafSpan, inSampledTrace, inSpan } from './spans.js';
+
+const NO_OPTIONS = Object.freeze({});
 
 /**
  * The rate limiter's work in traces: each decision an INTERNAL `rate_limit` span (which store answered, and how), and
@@ -19,17 +21,18 @@ export function tracedDecisions(store: RateLimitStore): RateLimitStore {
     return result;
   };
   const consumeSync = store.consumeSync?.bind(store);
+  // Unsampled, a decision goes straight to the store: no closure, no span, no step chained after its promise.
   return {
     name: store.name,
     consume: (request: StoreRequest) =>
-      inSpan('rate_limit', {}, (span) => {
-        // Unsampled (no span): the store's own promise, with no step to describe it chained after.
-        const decided = store.consume(request);
-        return span ? decided.then((result) => described(span, result)) : decided;
-      }),
+      inSampledTrace()
+        ? inSpan('rate_limit', NO_OPTIONS, (span) => store.consume(request).then((result) => described(span, result)))
+        : store.consume(request),
     ...(consumeSync && {
       consumeSync: (request: StoreRequest) =>
-        inLeafSpan('rate_limit', {}, (span) => described(span, consumeSync(request))),
+        inSampledTrace()
+          ? inLeafSpan('rate_limit', NO_OPTIONS, (span) => described(span, consumeSync(request)))
+          : consumeSync(request),
     }),
     refund: (request) => store.refund(request),
     resetKey: (key) => store.resetKey(key),
