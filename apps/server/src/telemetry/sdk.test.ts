@@ -13,6 +13,7 @@ import {
   SamplingDecision,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace';
+import { type EngineTraceEvent, getGlobalTracingHelper } from '@prisma/instrumentation-contract';
 import { RandomIds } from './random-ids.js';
 import { rootDecision, startTracing } from './sdk.js';
 
@@ -89,6 +90,48 @@ it('samples by the configured ratio, following an incoming parent when parent-ba
   child.end();
   await runtime.shutdown();
   expect(context.active()).toBe(ROOT_CONTEXT);
+});
+
+it("gives Prisma's client a tracing helper that is enabled only inside a sampled span", async () => {
+  vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
+  vi.stubEnv('OTEL_SERVICE_NAME', 'prisma-gate');
+  const runtime = await startTracing(on({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }), { name: 'gate', version: '0' });
+  // The helper Prisma's client reads from the global its contract names, on every call.
+  const helper = getGlobalTracingHelper()!;
+  const emitted: unknown[] = [];
+  const event: EngineTraceEvent = { spanId: '1', target: 'q', level: 'query', timestamp: [0, 0], attributes: {} };
+  // Outside any span (an unsampled request's key lookup): as Prisma's disabled helper, no span made or asked for.
+  expect(helper.isEnabled()).toBe(false);
+  expect(helper.getTraceParent()).toBe('00-10-10-00');
+  expect(helper.getActiveContext()).toBeUndefined();
+  expect(helper.runInChildSpan('operation', (...args: unknown[]) => args)).toEqual([]);
+  helper.dispatchEngineSpans([], [event], (e) => emitted.push(e));
+  expect(emitted).toEqual([event]);
+  const unsampled = propagation.extract(ROOT_CONTEXT, {
+    traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00',
+  });
+  context.with(unsampled, () => expect(helper.isEnabled()).toBe(false));
+  const sampledRemote = propagation.extract(ROOT_CONTEXT, {
+    traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  });
+  context.with(sampledRemote, () => expect(helper.isEnabled()).toBe(true));
+  // Inside a sampled span: Prisma's own helper, its spans children of that span.
+  const parent = runtime.tracer.startActiveSpan('request', (span) => {
+    expect(helper.isEnabled()).toBe(true);
+    expect(helper.getTraceParent()).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`);
+    helper.runInChildSpan('operation', (child) => child?.end());
+    span.end();
+    return span.spanContext();
+  });
+  // A span (not made active) asked for in a sampled span's context given explicitly, from outside that span.
+  const given = trace.setSpanContext(ROOT_CONTEXT, parent);
+  helper.runInChildSpan({ name: 'serialize', active: false, context: given }, (s) => s?.end());
+  await runtime.shutdown();
+  const spans = await receiver.waitFor((all) => all.filter((s) => s.traceId === parent.traceId).length === 3);
+  const mine = spans.filter((s) => s.traceId === parent.traceId);
+  expect(mine.map((s) => s.name).sort()).toEqual(['prisma:client:operation', 'prisma:client:serialize', 'request']);
+  for (const s of mine.filter((s) => s.name !== 'request')) expect(s.parentSpanId).toBe(parent.spanId);
+  expect(spans.filter((s) => s.resource['service.name'] === 'prisma-gate' && s.traceId !== parent.traceId)).toEqual([]);
 });
 
 describe('the OTEL_* variables', () => {

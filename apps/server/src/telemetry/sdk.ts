@@ -4,7 +4,8 @@
  * exporter reads from the standard OTEL_EXPORTER_OTLP_* variables itself, as the resource detector reads
  * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. No auto-instrumentation: the server makes its own spans (cheaper
  * and exact on its fast paths), with the lean tracer on the SDK's sampler, ids and batch processor (lean-tracer.ts);
- * Prisma's instrumentation adds Prisma's spans (the API-key queries) through the SDK's own tracer.
+ * Prisma's instrumentation adds Prisma's spans (the API-key queries) through the SDK's own tracer, inside sampled
+ * requests only (onlyInSampledTraces).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -16,6 +17,7 @@ import {
   propagation,
   SpanKind,
   trace,
+  TraceFlags,
   type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
@@ -41,6 +43,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
+import { getGlobalTracingHelper, setGlobalTracingHelper, type TracingHelper } from '@prisma/instrumentation-contract';
 import type { OtlpProtocol, Propagator, SamplerConfig, TracingConfig } from '../config/otel.js';
 import type { Logger } from '../logger.js';
 import { LEAN_ROOT } from './lean-context.js';
@@ -102,6 +105,8 @@ export async function startTracing(
   const prisma = new PrismaInstrumentation();
   prisma.setTracerProvider(prismaProvider);
   prisma.enable();
+  const prismaHelper = getGlobalTracingHelper();
+  if (prismaHelper) setGlobalTracingHelper(onlyInSampledTraces(prismaHelper, contextManager));
 
   let stopped: Promise<void> | undefined;
   const tracer = new LeanTracer(sampler, ids, batch, resource, { name: TRACER_NAME }, config.sampler.parentBased);
@@ -119,6 +124,36 @@ export async function startTracing(
       })();
       return stopped;
     },
+  };
+}
+
+/** The trace parent Prisma's own disabled helper gives: no trace, not sampled. */
+const NO_TRACE_PARENT = '00-10-10-00';
+
+/**
+ * Prisma's tracing helper (the global one its client asks on every call), enabled only in the context of a sampled
+ * span: elsewhere it answers as Prisma's disabled helper does, so a query outside a sampled request (an unsampled
+ * request's key lookup) runs as it would with tracing off. Enabled, Prisma's client asks the helper for a span around
+ * the query and around each step of its plan, which without this the SDK's tracer would make (non-recording, each in a
+ * context of its own) for every query of every request, to export none of them. Prisma's spans are sampled by their
+ * parent only (its provider's sampler: parent-based, never a root), so where the context holds no sampled span the
+ * helper would have made no span that records: the gate loses none.
+ */
+export function onlyInSampledTraces(helper: TracingHelper, contexts: Pick<ContextManager, 'active'>): TracingHelper {
+  const sampledIn = (context: Context | undefined) =>
+    ((trace.getSpanContext(context ?? contexts.active())?.traceFlags ?? TraceFlags.NONE) & TraceFlags.SAMPLED) !== 0;
+  return {
+    isEnabled: () => sampledIn(undefined),
+    getTraceParent: (context) => (sampledIn(context) ? helper.getTraceParent(context) : NO_TRACE_PARENT),
+    dispatchEngineSpans(spans, events, emitLogEvent) {
+      if (sampledIn(undefined)) helper.dispatchEngineSpans(spans, events, emitLogEvent);
+      else for (const event of events) emitLogEvent(event);
+    },
+    getActiveContext: () => (sampledIn(undefined) ? helper.getActiveContext() : undefined),
+    runInChildSpan: (nameOrOptions, callback) =>
+      sampledIn(typeof nameOrOptions === 'string' ? undefined : nameOrOptions.context)
+        ? helper.runInChildSpan(nameOrOptions, callback)
+        : callback(),
   };
 }
 
