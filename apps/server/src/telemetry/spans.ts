@@ -19,8 +19,10 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
  */
 let tracer: Tracer | undefined;
 let heads: RequestSampling | undefined;
+/** The active context through the API's global registry: without tracing's own context manager (helpers' tests). */
+const registryActive = (): Context => context.active();
 /** The active context: the context manager's own, when tracing started one (sampling.active). */
-let active: () => Context = () => context.active();
+let active = registryActive;
 
 /**
  * How a request's trace begins (sdk.ts): the configured sampler decides on the request's trace id and incoming parent
@@ -51,7 +53,7 @@ export interface RequestSampling {
 export function useTracer(value: Tracer | undefined, sampling?: RequestSampling): void {
   tracer = value;
   heads = value && sampling;
-  active = heads ? heads.active : () => context.active();
+  active = heads ? heads.active : registryActive;
 }
 
 export function activeTracer(): Tracer | undefined {
