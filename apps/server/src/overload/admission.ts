@@ -13,15 +13,19 @@ export type PlanProbe = (req: IncomingMessage) => ShedPlan | undefined;
 /** Seconds a shed client should wait: overload passes in seconds, and clients add their own jitter. */
 export const SHED_RETRY_AFTER_SECONDS = 1;
 
-const SHED_BODY = Buffer.from(
-  JSON.stringify(errorBody('service_unavailable', 'The service is overloaded; retry after the Retry-After delay')),
+/**
+ * A string, not a Buffer: node:http sends a string body in one write with the response's head, where a Buffer goes
+ * out as a second chunk (a writev of two), and a refusal is mostly that write.
+ */
+const SHED_BODY = JSON.stringify(
+  errorBody('service_unavailable', 'The service is overloaded; retry after the Retry-After delay'),
 );
 /** A flat list of names and values: writeHead takes it as is, with no object to walk or header map to fill. */
 const SHED_HEADERS = [
   'Content-Type',
   'application/json; charset=utf-8',
   'Content-Length',
-  String(SHED_BODY.length),
+  String(Buffer.byteLength(SHED_BODY)),
   'Retry-After',
   String(SHED_RETRY_AFTER_SECONDS),
   'Cache-Control',
