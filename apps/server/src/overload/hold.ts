@@ -7,7 +7,8 @@ interface Held {
   readonly res: ServerResponse;
   readonly status: number;
   readonly headers: OutgoingHttpHeaders;
-  readonly body: Buffer | string;
+  /** A string: node:http writes it in one write with the head, where a Buffer would go out as a second chunk. */
+  readonly body: string;
 }
 
 export interface HoldSettings {
@@ -43,7 +44,7 @@ export class RefusalHold {
    * from its second half at random: a herd of refusals made at once (a closed loop's connections) comes back spread
    * out, so its next requests do not arrive in one burst that makes the loop late for everyone else.
    */
-  answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: Buffer | string, maxMs = Infinity) {
+  answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string, maxMs = Infinity) {
     const ms = Math.min(this.settings.ms, maxMs);
     if (ms <= 0 || this.#held >= this.settings.maxSockets) {
       send({ res, status, headers, body });

@@ -31,7 +31,7 @@ interface Lineage {
 /** A refusal's headers and body, its length among the headers. */
 interface Answer {
   readonly headers: OutgoingHttpHeaders;
-  readonly body: Buffer;
+  readonly body: string;
 }
 
 /** A ban the limiter decided, and its answer as of one second (made again when the second changes). */
@@ -141,15 +141,16 @@ function concurrencyAnswer(decision: RateLimitDecision, limit: number): Answer {
 
 /**
  * A refusal with `headers` and the JSON of `error`. Its length is sent: a held answer is written in one go after the
- * hold, and without a Content-Length node:http would send it chunked, which costs the client a framing to parse.
+ * hold, and without a Content-Length node:http would send it chunked, which costs the client a framing to parse. The
+ * body stays a string, as the shed answer's (admission.ts): node:http writes a string body in one write with its head.
  */
 function answerOf(headers: OutgoingHttpHeaders, error: object): Answer {
-  const body = Buffer.from(JSON.stringify(error));
+  const body = JSON.stringify(error);
   return {
     headers: {
       ...headers,
       'Content-Type': JSON_TYPE,
-      'Content-Length': body.length,
+      'Content-Length': Buffer.byteLength(body),
       'Cache-Control': 'private, no-cache',
     },
     body,
