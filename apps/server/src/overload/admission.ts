@@ -15,7 +15,8 @@ export const SHED_RETRY_AFTER_SECONDS = 1;
 
 /**
  * A string, not a Buffer: node:http sends a string body in one write with the response's head, where a Buffer goes
- * out as a second chunk (a writev of two), and the write is the largest part of what a refusal costs.
+ * out as a second chunk (through the socket's writev, which copies both into one buffer), and the write is the
+ * largest part of what a refusal costs.
  */
 const SHED_BODY = JSON.stringify(
   errorBody('service_unavailable', 'The service is overloaded; retry after the Retry-After delay'),
