@@ -202,6 +202,10 @@ wait_healthy "$C1" "$BASE"
   fail "PID 1 does not run as uid 1000"
 [ "$(pm exec "$C1" sh -c 'tr "\0" " " </proc/1/cmdline')" = "node dist/main.js " ] || fail "PID 1 is not node dist/main.js"
 pass "PID 1 is node dist/main.js as uid 1000 (exec form: it receives SIGTERM itself)"
+# The young generation's size comes from the image's NODE_OPTIONS, not from the container's memory limit (Dockerfile).
+pm exec "$C1" sh -c 'tr "\0" "\n" </proc/1/environ' | grep -qx 'NODE_OPTIONS=--max-semi-space-size=64' ||
+  fail "PID 1 does not run with NODE_OPTIONS=--max-semi-space-size=64"
+pass "PID 1 runs with NODE_OPTIONS=--max-semi-space-size=64 (the young generation's size)"
 
 pm exec "$C1" sh -c 'test -f /data/animal-store.db' || fail "no SQLite database on the volume"
 pm exec "$C1" sh -c 'touch /app/x 2>/dev/null || touch /x 2>/dev/null || touch /home/node/x 2>/dev/null' &&
