@@ -1,12 +1,22 @@
 import { readdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
-import { cpuMs, taskStat, threadCpuMs } from './servers.js';
+import { cpuMs, imageNodeOptions, taskStat, threadCpuMs } from './servers.js';
 
 it('reads the name and CPU time of a stat line whose name holds spaces and parentheses', () => {
   // pid (name) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
   const line = '4242 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0';
   expect(taskStat(line)).toEqual({ name: 'a) b (c', ms: 3000 });
+});
+
+it("reads the NODE_OPTIONS of the Dockerfile's runtime stage, not of an earlier one", () => {
+  const stages = (runtimeEnv: string) =>
+    `FROM node AS build\nENV NODE_OPTIONS=--build-only\nFROM node AS runtime\nENV NODE_ENV=production \\\n${runtimeEnv}`;
+  expect(imageNodeOptions(stages('    NODE_OPTIONS=--max-semi-space-size=64 \\\n    PORT=3000\n'))).toBe(
+    '--max-semi-space-size=64',
+  );
+  expect(imageNodeOptions(stages('    NODE_OPTIONS="--a --b"\n'))).toBe('--a --b');
+  expect(() => imageNodeOptions(stages('    PORT=3000\n'))).toThrow(/sets no NODE_OPTIONS/);
 });
 
 // Node names its threads from release 24 on; before, every thread but the main one counts as `other`.

@@ -1,7 +1,9 @@
 /** Server processes of a run: started on a free port of 127.0.0.1, stopped at the end (or on Ctrl-C). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '@animal-store/test-services';
+import { REPO_ROOT } from './paths.js';
 
 export interface RunningServer {
   name: string;
@@ -13,6 +15,22 @@ export interface RunningServer {
 
 const running = new Set<RunningServer>();
 
+/** The NODE_OPTIONS of the Dockerfile's runtime stage (`ENV ... NODE_OPTIONS=...`); throws when it sets none. */
+export function imageNodeOptions(dockerfile: string): string {
+  const start = dockerfile.search(/^FROM .* AS runtime$/m);
+  if (start < 0) throw new Error('the Dockerfile has no runtime stage');
+  const runtime = dockerfile.slice(start);
+  const value = /\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(runtime)?.[1];
+  if (value === undefined) throw new Error("the Dockerfile's runtime stage sets no NODE_OPTIONS");
+  return value.replace(/^"(.*)"$/, '$1');
+}
+
+/**
+ * Every server of a run, the baselines too, starts with the NODE_OPTIONS the image runs the service with (V8's
+ * young generation): the bench measures what production runs, and compares like with like.
+ */
+const NODE_OPTIONS = imageNodeOptions(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'));
+
 /** Starts `node [nodeArgs] script` with PORT/HOST set and waits until GET /healthz answers 200. */
 export async function startServer(
   name: string,
@@ -22,7 +40,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, script], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, NODE_OPTIONS, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
