@@ -120,9 +120,10 @@ RUN test -f /deploy/dist/main.js \
 # Runs with a read-only root filesystem: it writes only to /data (SQLite) and nothing else (`--read-only`).
 FROM ${NODE_IMAGE} AS runtime
 # NODE_OPTIONS: V8's young generation at a fixed size rather than one derived from the container's memory limit (at a
-# limit of 512 MiB V8 gives a semi-space 1 MiB): a request's garbage then dies young instead of being promoted, and the
-# old generation, whose mark-compacts stall the event loop, fills more slowly. It costs resident memory (up to three
-# semi-spaces of 64 MiB); docs/production.md gives the figures. The bench starts every server with this value.
+# limit of 512 MiB V8 gives a semi-space 1 MiB): more of a request's garbage then dies young rather than being
+# promoted, and the old generation, whose mark-compacts stall the event loop, fills more slowly. It costs resident
+# memory (up to three semi-spaces of 64 MiB); docs/production.md gives the figures. The bench starts every server with
+# this value.
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=64 \
     PORT=3000 \
