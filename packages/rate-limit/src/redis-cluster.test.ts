@@ -1,6 +1,6 @@
 // The Redis store on a real Redis Cluster: the shared one of the run (global setup, 7001-7006) for exactness and the
 // one-script decision, a private one (7011-7016) whose master this file kills for the failover.
-import { startPrivateRedisCluster, type PrivateRedisCluster } from '@animal-store/test-services';
+import { startPrivateRedisCluster, waitFor, type PrivateRedisCluster } from '@animal-store/test-services';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLimiter } from './limiter.js';
@@ -151,11 +151,7 @@ describe('a master of the cluster fails over', () => {
       const acked = Number(/slave0:[^\r\n]*offset=(\d+)/.exec(info)?.[1]);
       return offset > 0 && acked >= offset;
     };
-    const synced = Date.now() + 10_000;
-    while (!(await replicated())) {
-      if (Date.now() > synced) throw new Error(`the replica of ${port} did not catch up within 10 s`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(`the replica of ${port} to catch up`, replicated, 10_000, 20);
     const before = await cluster!.clusterNodes(port);
     const lost = before.find((node) => node.port === port)!;
     const replica = before.find((node) => node.masterId === lost.id)!;
@@ -177,24 +173,21 @@ describe('a master of the cluster fails over', () => {
     expect(recovered).toBeGreaterThanOrEqual(1);
     // The slot is now served by the former replica, which kept the count it had replicated. Ask the replica itself
     // (redis-cli): a client may still ask a node the failover's news has not reached, which names the dead master.
-    const settled = Date.now() + 10_000;
     const ownsSlot = async () =>
       (await cluster!.clusterNodes(replica.port)).some(
         (node) =>
           node.port === replica.port && node.role === 'master' && node.slots.some(([a, b]) => a <= slot && slot <= b),
       );
-    while (!(await ownsSlot())) {
-      if (Date.now() > settled) throw new Error(`the replica on ${replica.port} does not hold slot ${slot}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(`the replica on ${replica.port} to hold slot ${slot}`, ownsSlot, 10_000, 100);
     // A decision on a busy machine may still miss the 100 ms timeout and be answered from memory: ask again.
-    let tries = 1;
-    let after = await store.consume(request('key:7', w));
-    while (after.source !== 'redis' && Date.now() < settled) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    let tries = 0;
+    let after = first;
+    const sharedAgain = async () => {
       tries++;
       after = await store.consume(request('key:7', w));
-    }
+      return after.source === 'redis';
+    };
+    await waitFor('a decision answered by Redis', sharedAgain, 10_000, 100);
     expect(after.source).toBe('redis');
     // The new master counts on from the replicated decisions: every one before the kill, and every one since answered
     // by Redis. (Some answered from memory may have reached Redis too, after the store stopped waiting: at least.)

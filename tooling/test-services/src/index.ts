@@ -20,3 +20,4 @@ export {
 export { startBuiltServer, type BuiltServer, type BuiltServerOptions } from './built-server.js';
 export { freePort, startChildService, type ChildService } from './child-service.js';
 export { createPostgresDatabase, type PostgresDatabase } from './postgres-database.js';
+export { waitFor } from './lifecycle.js';
