@@ -17,6 +17,10 @@ it("reads the NODE_OPTIONS of the Dockerfile's runtime stage, not of an earlier 
   );
   expect(imageNodeOptions(stages('    NODE_OPTIONS="--a --b"\n'))).toBe('--a --b');
   expect(() => imageNodeOptions(stages('    PORT=3000\n'))).toThrow(/sets no NODE_OPTIONS/);
+  // A comment, on its own or inside the continued ENV, sets nothing.
+  const commented = `FROM node AS runtime\n# NODE_OPTIONS=--from-a-comment\nENV NODE_ENV=production \\\n`;
+  expect(imageNodeOptions(`${commented}    # NODE_OPTIONS=--also-a-comment\n    NODE_OPTIONS=--set\n`)).toBe('--set');
+  expect(() => imageNodeOptions(`${commented}    PORT=3000\n`)).toThrow(/sets no NODE_OPTIONS/);
 });
 
 // Node names its threads from release 24 on; before, every thread but the main one counts as `other`.

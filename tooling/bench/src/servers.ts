@@ -15,11 +15,19 @@ export interface RunningServer {
 
 const running = new Set<RunningServer>();
 
-/** The NODE_OPTIONS of the Dockerfile's runtime stage (`ENV ... NODE_OPTIONS=...`); throws when it sets none. */
+/**
+ * The NODE_OPTIONS of the Dockerfile's runtime stage (`ENV ... NODE_OPTIONS=...`); throws when it sets none. Comment
+ * lines are left out first, as Docker leaves them out (inside a continued instruction too): a comment that names a
+ * setting does not set it.
+ */
 export function imageNodeOptions(dockerfile: string): string {
   const start = dockerfile.search(/^FROM .* AS runtime$/m);
   if (start < 0) throw new Error('the Dockerfile has no runtime stage');
-  const runtime = dockerfile.slice(start);
+  const runtime = dockerfile
+    .slice(start)
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n');
   const value = /\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(runtime)?.[1];
   if (value === undefined) throw new Error("the Dockerfile's runtime stage sets no NODE_OPTIONS");
   return value.replace(/^"(.*)"$/, '$1');
