@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { meanInterval } from './stats.js';
-import { VARIANTS, verdictOf } from './tracing-cost.js';
+import type { RoundResult } from './rounds.js';
+import { busyOf, costOf, MAX_BUSY, VARIANTS, verdictOf, type WorkloadResults } from './tracing-cost.js';
 
 describe('meanInterval', () => {
   it('gives the mean and a 90 % Student-t interval around it', () => {
@@ -48,5 +49,48 @@ describe('verdictOf', () => {
 
   it('leaves a single round unresolved', () => {
     expect(verdictOf(variant('100'), { mean: 0.1, low: -Infinity, high: Infinity })).toBe('not resolved');
+  });
+});
+
+/** A workload's results: each variant's CPU per answer (µs) by round, every server at `rps`. */
+function workload(cpuUs: Record<string, number[]>, rps = 200): WorkloadResults {
+  const result = (us: number) => ({ rps, serverCpuUsPerRequest: us }) as RoundResult;
+  return new Map(Object.entries(cpuUs).map(([variant, rounds]) => [variant, rounds.map(result)]));
+}
+
+describe('busyOf', () => {
+  it("sums the four servers' share of one CPU in each round and takes the median", () => {
+    // Round shares: 200 req/s x (500 + 500 + 520 + 580) µs = 0.42; x (600 + 600 + 640 + 660) = 0.5; 0.9.
+    const w = workload({
+      baseline: [500, 600, 1100],
+      off: [500, 600, 1100],
+      '10': [520, 640, 1150],
+      '100': [580, 660, 1150],
+    });
+    expect(busyOf(w)).toBeCloseTo(0.5, 10);
+  });
+});
+
+describe('costOf', () => {
+  const ten = VARIANTS.find((v) => v.name === '10')!;
+  const rounds = (base: number) => ({
+    baseline: [base, base, base],
+    off: [base, base, base],
+    '10': [base * 1.02, base * 1.03, base * 1.04],
+    '100': [base * 1.1, base * 1.1, base * 1.1],
+  });
+
+  it('judges a run whose servers stayed below the share of the CPU the method allows', () => {
+    const cost = costOf(ten, [workload(rounds(400)), workload(rounds(600))]);
+    expect(cost.cost.mean).toBeCloseTo(0.03, 10);
+    expect(cost.verdict).toBe('met');
+  });
+
+  it('does not judge a run in which one workload took more of the CPU than that', () => {
+    // The median round: 200 req/s x (1 + 1 + 1.03 + 1.1) x 950 µs = 0.78 of CPU 0 on the second workload.
+    expect(4.13 * 950 * 200 * 1e-6).toBeGreaterThan(MAX_BUSY);
+    const cost = costOf(ten, [workload(rounds(400)), workload(rounds(950))]);
+    expect(cost.cost.mean).toBeCloseTo(0.03, 10);
+    expect(cost.verdict).toBe('not judged');
   });
 });

@@ -30,6 +30,7 @@ import type { RunningServer } from '../servers.js';
 import { settings } from '../settings.js';
 import {
   bound,
+  busyOf,
   type Cost,
   costOf,
   print,
@@ -38,6 +39,7 @@ import {
   threadsOf,
   type TracingReport,
   type Variant,
+  MAX_BUSY,
   VARIANTS,
 } from '../tracing-cost.js';
 
@@ -168,6 +170,12 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
         await together(workload, warmupSeconds, loop); // unmeasured, the four at once as measured
         const measured = await together(workload, seconds, loop, round);
         for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
+        // Said at once, so that a run on a machine too slow for its rate can be stopped rather than waited out.
+        const busy = busyOf(new Map([...measured].map(([name, result]) => [name, [result]])));
+        if (busy > MAX_BUSY)
+          console.log(
+            `  (!) ${workload[0]!.workload}: the four used ${(busy * 100).toFixed(0)} % of CPU 0, above ${MAX_BUSY * 100} %: not judged if it stays so`,
+          );
       }
       for (const server of servers)
         answers.set(server.name, (answers.get(server.name) ?? 0) + (await answered(server)));
