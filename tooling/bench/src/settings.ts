@@ -70,7 +70,7 @@ export const settings = {
    * saturation, queues make each window's batching, hence its CPU per answer, a matter of chance; together() flags a
    * window whose server fell behind its rate, and a run past that share is not judged (tracing-cost.ts MAX_BUSY).
    * `closed` loads each with a closed loop of BENCH_CONNECTIONS instead, saturating the CPU they share: each server's
-   * CPU per answer then moves with its share of it, and the run is not judged.
+   * CPU per answer then moves with its share of it (past MAX_BUSY, not judged).
    */
   tracingRate: process.env['BENCH_TRACING_RATE'] === 'closed' ? undefined : number('BENCH_TRACING_RATE', 200),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */

@@ -61,19 +61,15 @@ export type WorkloadResults = Map<string, RoundResult[]>;
  */
 export const MAX_BUSY = 0.75;
 
-/**
- * The share of one CPU the four servers of a workload used together, each round's (their answers a second times
- * their CPU per answer), as the median over rounds.
- */
+/** The share of one CPU some servers used together in one window: their answers a second times their CPU per answer. */
+export const busyShare = (results: Iterable<RoundResult>): number =>
+  [...results].reduce((sum, r) => sum + (r.rps * r.serverCpuUsPerRequest) / 1e6, 0);
+
+/** The share of one CPU the four servers of a workload used together (busyShare), as the median over rounds. */
 export function busyOf(byVariant: WorkloadResults): number {
-  const rounds = Math.min(...[...byVariant.values()].map((results) => results.length));
-  const perRound = Array.from({ length: rounds }, (_, r) =>
-    [...byVariant.values()].reduce(
-      (sum, results) => sum + (results[r]!.rps * results[r]!.serverCpuUsPerRequest) / 1e6,
-      0,
-    ),
-  );
-  return median(perRound);
+  const variants = [...byVariant.values()];
+  const rounds = Math.min(...variants.map((results) => results.length));
+  return median(Array.from({ length: rounds }, (_, r) => busyShare(variants.map((results) => results[r]!))));
 }
 
 export function rowOf(workload: string, byVariant: WorkloadResults): Row {

@@ -30,7 +30,7 @@ import type { RunningServer } from '../servers.js';
 import { settings } from '../settings.js';
 import {
   bound,
-  busyOf,
+  busyShare,
   type Cost,
   costOf,
   print,
@@ -171,7 +171,7 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
         const measured = await together(workload, seconds, loop, round);
         for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
         // Said at once, so that a run on a machine too slow for its rate can be stopped rather than waited out.
-        const busy = busyOf(new Map([...measured].map(([name, result]) => [name, [result]])));
+        const busy = busyShare(measured.values());
         if (busy > MAX_BUSY)
           console.log(
             `  (!) ${workload[0]!.workload}: the four used ${(busy * 100).toFixed(0)} % of CPU 0, above ${MAX_BUSY * 100} %: not judged if it stays so`,
