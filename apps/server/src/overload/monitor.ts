@@ -32,6 +32,13 @@ export interface MonitorOptions {
 
 /** The event-loop delay histogram's timer (ms): a turn longer than this is seen as lateness. */
 const DELAY_RESOLUTION_MS = 2;
+/**
+ * Below this share of a sample busy (the loop's own measure, wall clock), the delay histogram's timer rests. A loop
+ * idle that much has no standing queue for it to see: the timer runs on time through every idle stretch (a firing
+ * every DELAY_RESOLUTION_MS) and is late at most once a turn, so most firings are on time and the median lateness is
+ * below the resolution; running, the timer would only wake an idle process 1,000 / DELAY_RESOLUTION_MS times a second.
+ */
+const RESTING_UTILIZATION = 0.5;
 /** Samples a delay must last through to be a standing queue (CoDel's interval: 300 ms). */
 const STANDING_SAMPLES = 3;
 /** Weight of the last sample in the spread of the offered traffic over the classes (about a second's memory). */
@@ -42,7 +49,8 @@ const SPREAD_WEIGHT = 0.2;
  * is the median lateness of a timer every DELAY_RESOLUTION_MS over the sample (perf_hooks' monitorEventLoopDelay): a
  * loop that spends each turn on a batch of waiting requests is late by that batch, and a request arriving then waits
  * about as long for its turn. The requests' wait is their median time in the process over its baseline (waitOver),
- * which grows when requests queue for the database while the loop idles. The timers never keep the process alive.
+ * which grows when requests queue for the database while the loop idles. The delay's timer rests while the loop is
+ * mostly idle (RESTING_UTILIZATION). The timers never keep the process alive.
  */
 export class SaturationMonitor {
   #level = 0;
@@ -57,6 +65,8 @@ export class SaturationMonitor {
   #baselineMs = Infinity;
   #timer: NodeJS.Timeout | undefined;
   #delays: IntervalHistogram | undefined;
+  /** The histogram's timer stopped while the loop is mostly idle (RESTING_UTILIZATION). */
+  #resting = false;
   #elu: EventLoopUtilization | undefined;
   #cpu: { usage: NodeJS.CpuUsage; at: number } | undefined;
   readonly #sampleMs: number;
@@ -80,6 +90,11 @@ export class SaturationMonitor {
     return this.#utilization;
   }
 
+  /** Whether the event-loop delay histogram's timer runs (it rests while the loop is mostly idle and nothing is shed). */
+  get watchingDelay(): boolean {
+    return this.#delays !== undefined && !this.#resting;
+  }
+
   /** The share of the offered traffic below Enterprise the controller sheds (0..1). */
   get share(): number {
     return this.#state.share;
@@ -89,6 +104,7 @@ export class SaturationMonitor {
     if (this.#timer !== undefined) return;
     this.#delays = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
     this.#delays.enable();
+    this.#resting = false;
     this.#elu = performance.eventLoopUtilization();
     this.#cpu = { usage: process.cpuUsage(), at: performance.now() };
     this.#arm();
@@ -124,13 +140,11 @@ export class SaturationMonitor {
     this.#timer = setTimeout(() => {
       const elu = performance.eventLoopUtilization();
       const cpu = { usage: process.cpuUsage(), at: performance.now() };
-      const utilization = ownUtilization(
-        performance.eventLoopUtilization(elu, this.#elu).utilization,
-        cpuShare(cpu, this.#cpu!),
-      );
+      const busy = performance.eventLoopUtilization(elu, this.#elu).utilization;
+      const utilization = ownUtilization(busy, cpuShare(cpu, this.#cpu!));
       [this.#elu, this.#cpu] = [elu, cpu];
       this.sample({
-        eventLoopDelayMs: this.#delay(Math.max(0, performance.now() - due)),
+        eventLoopDelayMs: this.#delay(Math.max(0, performance.now() - due), busy),
         eventLoopUtilization: utilization,
         inFlight: this.options.inFlight(),
         dbWaiting: this.options.dbWaiting?.() ?? 0,
@@ -144,12 +158,25 @@ export class SaturationMonitor {
   /**
    * The histogram's median lateness since the last sample, or this timer's own when the loop never turned meanwhile.
    * The median, as CoDel takes the minimum of an interval: a queue that stands makes most turns late, while one long
-   * pause (a collection, a neighbour's burst of CPU) makes one turn late and leaves the median where it was.
+   * pause (a collection, a neighbour's burst of CPU) makes one turn late and leaves the median where it was. Then the
+   * histogram rests or runs for the next sample by this one's `busy` share: resting, the delay is 0 below
+   * RESTING_UTILIZATION (what the histogram would have read) and this timer's own lateness above it, for the one
+   * sample until the histogram runs again. It never rests while the level sheds.
    */
-  #delay(own: number): number {
+  #delay(own: number, busy: number): number {
     const delays = this.#delays!;
-    const median = delays.count > 0 ? Math.max(0, delays.percentile(50) / 1e6 - DELAY_RESOLUTION_MS) : own;
-    delays.reset();
+    let median: number;
+    if (this.#resting) median = busy < RESTING_UTILIZATION ? 0 : own;
+    else {
+      median = delays.count > 0 ? Math.max(0, delays.percentile(50) / 1e6 - DELAY_RESOLUTION_MS) : own;
+      delays.reset();
+    }
+    const rest = busy < RESTING_UTILIZATION && this.#level === 0;
+    if (rest !== this.#resting) {
+      if (rest) delays.disable();
+      else delays.enable();
+      this.#resting = rest;
+    }
     return median;
   }
 

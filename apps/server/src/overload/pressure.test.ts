@@ -254,4 +254,74 @@ describe('SaturationMonitor', () => {
     expect(signals.eventLoopUtilization).toBeLessThanOrEqual(1);
     expect(signals.eventLoopDelayMs).toBeGreaterThanOrEqual(0);
   });
+
+  describe('its delay timer', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Keeps the loop busy for `ms` in turns of `turnMs` (synchronous spins), letting timers run between turns. */
+    async function busy(ms: number, turnMs: number): Promise<void> {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {
+        const turnEnd = performance.now() + turnMs;
+        while (performance.now() < turnEnd);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const delays = (onSample: ReturnType<typeof vi.fn>, from: number) =>
+      (onSample.mock.calls.slice(from) as [SaturationSignals][]).map(([signals]) => signals.eventLoopDelayMs);
+
+    it('rests while the loop is mostly idle, reading no delay, and runs again with the first busy sample', async () => {
+      const onSample = vi.fn();
+      const monitor = new SaturationMonitor({ thresholds: LIMITS, inFlight: () => 0, sampleMs: 50, onSample });
+      monitor.start();
+      try {
+        expect(monitor.watchingDelay).toBe(true);
+        await vi.waitFor(() => expect(onSample.mock.calls.length).toBeGreaterThanOrEqual(3));
+        expect(monitor.watchingDelay).toBe(false);
+        const idleFrom = onSample.mock.calls.length;
+        await sleep(250);
+        expect(delays(onSample, idleFrom)).not.toHaveLength(0);
+        expect(delays(onSample, idleFrom).every((delay) => delay === 0)).toBe(true);
+        // Turns of 8 ms back to back: every firing of the 2 ms timer is late by most of a turn.
+        const busyFrom = onSample.mock.calls.length;
+        await busy(400, 8);
+        expect(monitor.watchingDelay).toBe(true);
+        expect(Math.max(...delays(onSample, busyFrom))).toBeGreaterThan(2);
+        await vi.waitFor(() => expect(monitor.watchingDelay).toBe(false), { timeout: 2000 });
+      } finally {
+        monitor.stop();
+      }
+      expect(monitor.watchingDelay).toBe(false);
+    });
+
+    it('never rests while the level sheds, however idle the loop', async () => {
+      const offered = () => Float64Array.from({ length: 12 }, (_, i) => (i === 2 ? 100 : 0));
+      let before = 0;
+      const seen: { before: number; watching: boolean }[] = [];
+      const monitor: SaturationMonitor = new SaturationMonitor({
+        thresholds: LIMITS,
+        inFlight: () => 0,
+        offered,
+        sampleMs: 10,
+        // The timer decides to rest on the level before the sample it takes.
+        onSample: (_signals, _pressure, level) => {
+          seen.push({ before, watching: monitor.watchingDelay });
+          before = level;
+        },
+      });
+      for (let i = 0; i < 30; i++) monitor.sample({ ...calm, eventLoopDelayMs: 20 });
+      before = monitor.level;
+      seen.length = 0;
+      expect(before).toBeGreaterThan(0);
+      monitor.start();
+      try {
+        await vi.waitFor(() => expect(monitor.watchingDelay).toBe(false), { timeout: 5000 });
+      } finally {
+        monitor.stop();
+      }
+      const timed = seen.filter((s) => s.before > 0);
+      expect(timed.length).toBeGreaterThan(0);
+      expect(timed.every((s) => s.watching)).toBe(true);
+      expect(monitor.level).toBe(0);
+    });
+  });
 });
