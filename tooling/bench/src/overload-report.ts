@@ -19,6 +19,11 @@ export interface SetupReport {
   closedCapacity: number | undefined;
   /** Server CPU per answer (µs) of bare node:http under the crowd's open loop (overload-capacity.ts). */
   bareAnswerUs: number;
+  /**
+   * Each server left idle, its keys cached: CPU (ms a second) and its main thread's wake-ups a second, what shedding's
+   * own timers cost when nothing comes.
+   */
+  idle: Record<'on' | 'off', { cpuMs: number; wakeups: number }>;
   on: StepResult[];
   off: StepResult[];
 }
@@ -113,7 +118,7 @@ export function overloadTable(r: SetupReport): string {
       ? CAPACITY_GIVEN
       : `the open loop's highest rate served within its latency bound, shedding off; a closed loop got ${fmtInt(r.closedCapacity)}`;
   return [
-    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (${capacity}); bare node:http's answer ${r.bareAnswerUs.toFixed(1)} µs of server CPU; latency from the intended send time:\n`,
+    `\nOverload, ${r.label}: capacity ${fmtInt(r.capacity)} req/s (${capacity}); bare node:http's answer ${r.bareAnswerUs.toFixed(1)} µs of server CPU; idle, shedding on ${idleOf(r.idle.on)}, off ${idleOf(r.idle.off)}; latency from the intended send time:\n`,
     table(
       [
         'shedding, offered',
@@ -136,6 +141,9 @@ export function overloadTable(r: SetupReport): string {
     ),
   ].join('\n');
 }
+
+const idleOf = (idle: SetupReport['idle']['on']) =>
+  `${idle.cpuMs.toFixed(1)} ms of CPU and ${fmtInt(idle.wakeups)} wake-ups a second`;
 
 const at = (steps: StepResult[], factor: number, noisy = false) =>
   steps.find((s) => s.factor === factor && s.noisy === noisy);

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
-import { cpuMs, imageNodeOptions, taskStat, threadCpuMs } from './servers.js';
+import { cpuMs, imageNodeOptions, mainThreadWakeups, taskStat, threadCpuMs } from './servers.js';
 
 it('reads the name and CPU time of a stat line whose name holds spaces and parentheses', () => {
   // pid (name) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
@@ -51,4 +51,10 @@ it("splits a process's CPU by thread: a busy worker thread's time under workers,
   } finally {
     await worker.terminate();
   }
+});
+
+it('counts the main thread waking: once for each timer an idle loop waits for', async () => {
+  const before = mainThreadWakeups(process.pid);
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(mainThreadWakeups(process.pid) - before).toBeGreaterThanOrEqual(5);
 });

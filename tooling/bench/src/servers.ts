@@ -120,6 +120,17 @@ export function cpuMs(pid: number, tid?: number): number {
   return taskStat(readFileSync(stat, 'utf8')).ms;
 }
 
+/**
+ * How many times a process's main thread has gone to sleep and been woken so far (its voluntary context switches, from
+ * /proc/<pid>/task/<pid>/status): an idle event loop wakes once for each timer that falls due.
+ */
+export function mainThreadWakeups(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const value = /^voluntary_ctxt_switches:\s*(\d+)$/m.exec(status)?.[1];
+  if (value === undefined) throw new Error(`no voluntary_ctxt_switches in /proc/${pid}/task/${pid}/status`);
+  return Number(value);
+}
+
 /** A server's CPU time (ms) by the threads it runs on: the four add up to the process's but for threads that ended. */
 export interface ThreadCpu {
   /** The main thread: the server's JavaScript, and the collector's pauses. */

@@ -26,6 +26,7 @@ import {
   type Traffic,
 } from '../overload-steps.js';
 import { CATALOGUE_SIZE } from '../page.js';
+import { cpuMs, mainThreadWakeups } from '../servers.js';
 import type { RunContext, Scenario } from '../scenario.js';
 import { settings } from '../settings.js';
 
@@ -56,6 +57,24 @@ async function overloadServer(name: string, db: BenchDatabase, redis: boolean, s
   const server = await appServer(`overload-${name}-${shedding ? 'on' : 'off'}`, db, { redis, env });
   pin(server.pid, 'server');
   return { server, opsOrigin: `http://127.0.0.1:${opsPort}`, shedding } satisfies OverloadServer;
+}
+
+/** Seconds both servers are left idle, side by side, for what each costs when nothing comes (after IDLE_SETTLE_SECONDS). */
+const IDLE_SECONDS = 20;
+/** Seconds first left unmeasured: V8 collects a heap that just stopped growing (the key warm-up's) a few times. */
+const IDLE_SETTLE_SECONDS = 5;
+
+/** Each server's CPU (ms a second) and main-thread wake-ups (a second) over IDLE_SECONDS with no traffic. */
+async function idleCost(on: OverloadServer, off: OverloadServer): Promise<SetupReport['idle']> {
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_SECONDS * 1000));
+  const read = ({ server }: OverloadServer) => ({ cpuMs: cpuMs(server.pid), wakeups: mainThreadWakeups(server.pid) });
+  const before = [read(on), read(off)] as const;
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const rates = (s: OverloadServer, from: ReturnType<typeof read>) => {
+    const now = read(s);
+    return { cpuMs: (now.cpuMs - from.cpuMs) / IDLE_SECONDS, wakeups: (now.wakeups - from.wakeups) / IDLE_SECONDS };
+  };
+  return { on: rates(on, before[0]), off: rates(off, before[1]) };
 }
 
 /** True unless BENCH_OVERLOAD_ONLY names a subset without `part` among parts of its kind. */
@@ -101,6 +120,7 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
         : { rps: given, closedRps: undefined, probes: [] };
     await warmKeys(off, free);
     await warmKeys(on, free);
+    const idle = await idleCost(on, off);
     const bareAnswerUs = await bareAnswerMicros({ free, enterprise: db.key, noisy: '' }, FACTORS.at(-1)! * found.rps);
     const cap = found.rps;
     const perKey = (FACTORS.at(-1)! * cap) / free.length;
@@ -120,6 +140,7 @@ async function measureSetup(ctx: RunContext, setup: Setup): Promise<SetupReport>
       capacity: cap,
       closedCapacity: found.closedRps,
       bareAnswerUs,
+      idle,
       on: onSteps,
       off: offSteps,
     };
