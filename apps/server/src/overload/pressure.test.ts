@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { ownUtilization, SaturationMonitor } from './monitor.js';
 import {
@@ -256,14 +257,13 @@ describe('SaturationMonitor', () => {
   });
 
   describe('its delay timer', () => {
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     /** Keeps the loop busy for `ms` in turns of `turnMs` (synchronous spins), letting timers run between turns. */
     async function busy(ms: number, turnMs: number): Promise<void> {
       const until = performance.now() + ms;
       while (performance.now() < until) {
         const turnEnd = performance.now() + turnMs;
         while (performance.now() < turnEnd);
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     }
     const delays = (onSample: ReturnType<typeof vi.fn>, from: number) =>

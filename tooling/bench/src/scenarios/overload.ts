@@ -10,6 +10,7 @@
  * capacity search sends on keys of its own. Bare node:http's cost per answer is measured in the same run, the floor of
  * any refusal. Judged by the issue's targets (shedding on).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '@animal-store/test-services';
 import { appServer, NO_PAGE_CACHE } from '../bench-servers.js';
 import { postgresDatabase, sqliteDatabase, type BenchDatabase } from '../databases.js';
@@ -66,15 +67,15 @@ const IDLE_SETTLE_SECONDS = 5;
 
 /** Each server's CPU (ms a second) and main-thread wake-ups (a second) over IDLE_SECONDS with no traffic. */
 async function idleCost(on: OverloadServer, off: OverloadServer): Promise<SetupReport['idle']> {
-  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_SECONDS * 1000));
   const read = ({ server }: OverloadServer) => ({ cpuMs: cpuMs(server.pid), wakeups: mainThreadWakeups(server.pid) });
-  const before = [read(on), read(off)] as const;
-  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-  const rates = (s: OverloadServer, from: ReturnType<typeof read>) => {
+  const rate = (s: OverloadServer, from: ReturnType<typeof read>) => {
     const now = read(s);
     return { cpuMs: (now.cpuMs - from.cpuMs) / IDLE_SECONDS, wakeups: (now.wakeups - from.wakeups) / IDLE_SECONDS };
   };
-  return { on: rates(on, before[0]), off: rates(off, before[1]) };
+  await sleep(IDLE_SETTLE_SECONDS * 1000);
+  const [onFrom, offFrom] = [read(on), read(off)];
+  await sleep(IDLE_SECONDS * 1000);
+  return { on: rate(on, onFrom), off: rate(off, offFrom) };
 }
 
 /** True unless BENCH_OVERLOAD_ONLY names a subset without `part` among parts of its kind. */
