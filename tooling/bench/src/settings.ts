@@ -73,6 +73,11 @@ export const settings = {
    * CPU per answer then moves with its share of it (past MAX_BUSY, not judged).
    */
   tracingRate: process.env['BENCH_TRACING_RATE'] === 'closed' ? undefined : number('BENCH_TRACING_RATE', 200),
+  /**
+   * BENCH_TRACING_VARIANTS: the tracing variants measured against the baseline (a comma list of off, 10, 100; all when
+   * unset). Each is a server beside the baseline's on CPU 0: fewer of them keep a slower machine below MAX_BUSY.
+   */
+  tracingVariants: list('BENCH_TRACING_VARIANTS'),
   /** BENCH_MEMORY_SECONDS: length of the memory scenario's load. */
   memorySeconds: number('BENCH_MEMORY_SECONDS', 60),
   /** BENCH_OVERLOAD_STEP_SECONDS: length of each offered-load step of the overload scenario (11 per setup). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { meanInterval } from './stats.js';
 import type { RoundResult } from './rounds.js';
-import { busyOf, costOf, MAX_BUSY, VARIANTS, verdictOf, type WorkloadResults } from './tracing-cost.js';
+import { busyOf, costOf, MAX_BUSY, VARIANTS, variantsOf, verdictOf, type WorkloadResults } from './tracing-cost.js';
 
 describe('meanInterval', () => {
   it('gives the mean and a 90 % Student-t interval around it', () => {
@@ -92,5 +92,24 @@ describe('costOf', () => {
     const cost = costOf(ten, [workload(rounds(400)), workload(rounds(950))]);
     expect(cost.cost.mean).toBeCloseTo(0.03, 10);
     expect(cost.verdict).toBe('not judged');
+  });
+});
+
+describe('variantsOf', () => {
+  const names = (list: string[] | undefined) => variantsOf(list).map((v) => v.name);
+
+  it('measures every variant when none is named', () => {
+    expect(names(undefined)).toEqual(['baseline', 'off', '10', '100']);
+  });
+
+  it('measures the named ones beside the baseline, in the report order', () => {
+    expect(names(['10'])).toEqual(['baseline', '10']);
+    expect(names(['100', 'off'])).toEqual(['baseline', 'off', '100']);
+  });
+
+  it('refuses a name it does not know, the baseline alone and an empty list', () => {
+    expect(() => variantsOf(['10', '50'])).toThrow(/not "10,50"/);
+    expect(() => variantsOf(['baseline'])).toThrow(/the baseline always runs/);
+    expect(() => variantsOf([])).toThrow(/BENCH_TRACING_VARIANTS/);
   });
 });

@@ -38,6 +38,23 @@ export const VARIANTS: readonly Variant[] = [
   { name: '100', label: '100 %', target: 0.25, sdk: true, env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
 ];
 
+/**
+ * The variants a run measures (BENCH_TRACING_VARIANTS): the baseline, which every cost is measured against, and the
+ * named ones (all when none is named), in VARIANTS' order. Fewer servers side by side use less of CPU 0, so a slower
+ * machine can measure one variant within MAX_BUSY where it cannot measure the three.
+ */
+export function variantsOf(names: readonly string[] | undefined): readonly Variant[] {
+  if (!names) return VARIANTS;
+  const unknown = names.filter((name) => !VARIANTS.some((v) => v.name === name && name !== 'baseline'));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(
+      `BENCH_TRACING_VARIANTS names ${VARIANTS.slice(1)
+        .map((v) => v.name)
+        .join(', ')} (the baseline always runs), not "${names.join(',')}"`,
+    );
+  return VARIANTS.filter((v) => v.name === 'baseline' || names.includes(v.name));
+}
+
 export interface Row {
   workload: string;
   /** Median server CPU per answer (µs) and req/s by variant. */
@@ -45,7 +62,7 @@ export interface Row {
   rps: Record<string, number>;
   /** Median over rounds of the variant's CPU per answer over the baseline's in the same round. */
   ratio: Record<string, number>;
-  /** Median over rounds of the share of one CPU the four servers used together in the window (busyOf). */
+  /** Median over rounds of the share of one CPU a workload's servers used together in the window (busyOf). */
   busy: number;
 }
 
@@ -53,8 +70,8 @@ export interface Row {
 export type WorkloadResults = Map<string, RoundResult[]>;
 
 /**
- * Most of CPU 0 the four servers of a workload may use together for its window to be judged. The method holds every
- * server below what the four can serve together, so that each serves the same traffic and its cost is the CPU it
+ * Most of CPU 0 the servers of a workload (one a variant) may use together for its window to be judged. The method holds
+ * every server below what they can serve together, so that each serves the same traffic and its cost is the CPU it
  * takes. Past this share the open loops queue (answers tens of milliseconds late), and a server that falls behind
  * shares its batched work (coalesced reads, group commits) among more answers the longer its queue: the slower
  * variants' CPU per answer reads low, and so do their costs.
@@ -65,7 +82,7 @@ export const MAX_BUSY = 0.75;
 export const busyShare = (results: Iterable<RoundResult>): number =>
   [...results].reduce((sum, r) => sum + (r.rps * r.serverCpuUsPerRequest) / 1e6, 0);
 
-/** The share of one CPU the four servers of a workload used together (busyShare), as the median over rounds. */
+/** The share of one CPU the servers of a workload used together (busyShare), as the median over rounds. */
 export function busyOf(byVariant: WorkloadResults): number {
   const variants = [...byVariant.values()];
   const rounds = Math.min(...variants.map((results) => results.length));
@@ -113,7 +130,7 @@ export interface Cost {
 
 /**
  * A variant's cost in each round (geometric mean over workloads), summarised over the rounds; not judged when a
- * workload's four servers used more than MAX_BUSY of their CPU, outside the method.
+ * workload's servers used more than MAX_BUSY of their CPU, outside the method.
  */
 export function costOf(v: Variant, workloads: WorkloadResults[]): Cost {
   const roundsRun = workloads[0]!.get(v.name)!.length;
@@ -147,6 +164,8 @@ export const spreadOf = (c: Cost) =>
 
 export interface TracingReport {
   baseline: string;
+  /** The variants measured (variantsOf), the baseline first. */
+  variants: string[];
   /** How each server was loaded: open loops at a rate, or closed loops. */
   loop: string;
   node: string;
@@ -161,21 +180,23 @@ export interface TracingReport {
 export function print(out: Out, r: TracingReport): void {
   out(`\nTracing cost per server CPU-second on Node ${r.node} (${r.loop}; baseline: ${r.baseline}):`);
   out(`load average (1, 5, 15 min) before: ${r.load.slice(0, 3).join(', ')}; after: ${r.load.slice(3).join(', ')}\n`);
-  const others = VARIANTS.slice(1);
+  const variants = VARIANTS.filter((v) => r.variants.includes(v.name));
+  const others = variants.slice(1);
+  const last = others[others.length - 1]!;
   out(
     table(
       [
         'workload',
         'no SDK CPU/req',
         ...others.map((v) => `${v.label} CPU/req (cost)`),
-        'req/s no SDK -> 100 %',
-        'CPU 0 used by the four',
+        `req/s no SDK -> ${last.label}`,
+        `CPU 0 used by the ${variants.length}`,
       ],
       r.rows.map((row) => [
         row.workload,
         `${row.cpuUs['baseline']!.toFixed(0)} µs`,
         ...others.map((v) => `${row.cpuUs[v.name]!.toFixed(0)} µs (${pct(row.ratio[v.name]! - 1)})`),
-        `${fmtInt(row.rps['baseline']!)} -> ${fmtInt(row.rps['100']!)}`,
+        `${fmtInt(row.rps['baseline']!)} -> ${fmtInt(row.rps[last.name]!)}`,
         `${(row.busy * 100).toFixed(0)} %${row.busy > MAX_BUSY ? ' (!)' : ''}`,
       ]),
     ),
@@ -193,21 +214,22 @@ export function print(out: Out, r: TracingReport): void {
   );
   out('\nmet: the interval within the target; NOT met: past it; not resolved: the interval holds the target.');
   out(
-    `not judged: a workload's four servers used more than ${(MAX_BUSY * 100).toFixed(0)} % of CPU 0, where their ` +
-      'open loops queue and batched work hides cost (a slower machine: a lower BENCH_TRACING_RATE, as a run of its own).',
+    `not judged: a workload's servers used more than ${(MAX_BUSY * 100).toFixed(0)} % of CPU 0, where their ` +
+      'open loops queue and batched work hides cost (a slower machine: fewer variants, BENCH_TRACING_VARIANTS, or a ' +
+      'lower BENCH_TRACING_RATE, as a run of its own).',
   );
   const us = (value: number) => `${value.toFixed(1)} µs`;
   out('\nServer CPU per answer by thread (medians over rounds and workloads):');
   out(
     table(
       ['tracing', 'main thread', "V8's helper threads", 'worker threads', 'other'],
-      VARIANTS.map((v) => {
+      variants.map((v) => {
         const t = r.threads[v.name]!;
         return [v.label, us(t.main), us(t.v8), us(t.workers), us(t.other)];
       }),
     ),
   );
-  const off = r.costs.find((c) => c.variant === 'off')!;
-  if (off.cost.low > 0 || off.cost.high < 0)
+  const off = r.costs.find((c) => c.variant === 'off');
+  if (off && (off.cost.low > 0 || off.cost.high < 0))
     out(`(!) off runs the baseline's code, yet its interval excludes 0: the servers of one round are not alike.`);
 }

@@ -11,7 +11,8 @@
  * The servers run on CPU 0, this process and the load generators it forks on the others (a machine of 2 CPUs or
  * more). A module hook logs what each server resolves: the run stops unless the baseline and `off` load no part of
  * the SDK and the traced servers do. Cost = server CPU per answer against the baseline's in the same window
- * (tracing-cost.ts: mean over rounds with its confidence interval). Where a variant sits among the four (the order
+ * (tracing-cost.ts: mean over rounds with its confidence interval). BENCH_TRACING_VARIANTS runs the baseline beside
+ * fewer of the three, for a machine too slow for four within MAX_BUSY. Where a variant sits among the four (the order
  * its server starts in, the database it is given, the order its generator is forked in) turns by one each round, so
  * that what goes with a place rather than with the code falls on every variant alike instead of on one.
  */
@@ -40,10 +41,13 @@ import {
   type TracingReport,
   type Variant,
   MAX_BUSY,
-  VARIANTS,
+  variantsOf,
 } from '../tracing-cost.js';
 
 const PROVIDERS = ['sqlite', 'postgres'] as const;
+
+/** The variants this run measures side by side, the baseline first (BENCH_TRACING_VARIANTS). */
+const variants = variantsOf(settings.tracingVariants);
 
 /** What a server resolves that belongs to the SDK (the tracing-off test's list). */
 const SDK =
@@ -66,7 +70,7 @@ type Databases = Map<string, { db: BenchDatabase; keys: string[] }>;
 async function databasesOf(ctx: RunContext): Promise<Databases> {
   const dbs: Databases = new Map();
   for (const provider of PROVIDERS)
-    for (const place of VARIANTS.keys()) dbs.set(`${place}-${provider}`, await mixedDatabase(ctx, provider));
+    for (const place of variants.keys()) dbs.set(`${place}-${provider}`, await mixedDatabase(ctx, provider));
   return dbs;
 }
 
@@ -93,15 +97,15 @@ async function answered(server: RunningServer): Promise<number> {
 
 type Measured = Target & { workload: string; variant: Variant['name'] };
 
-/** The variants in round `round`'s places: VARIANTS turned by one place a round. */
+/** The variants in round `round`'s places: the run's variants turned by one place a round. */
 function placesOf(round: number): Variant[] {
-  const turn = round % VARIANTS.length;
-  return [...VARIANTS.slice(turn), ...VARIANTS.slice(0, turn)];
+  const turn = round % variants.length;
+  return [...variants.slice(turn), ...variants.slice(0, turn)];
 }
 
 /**
  * Fresh servers (each pinned to CPU 0), and their targets: each chosen workload (BENCH_MIXED) under every variant; and
- * for each provider, its four servers' settling load: the workload with 10 % creates, which runs both reads and writes.
+ * for each provider, its servers' settling load: the workload with 10 % creates, which runs both reads and writes.
  * In round `round`'s places (placesOf): the variant in place i starts i-th, on database i, its generator forked i-th.
  */
 async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers: RunningServer[], round: number) {
@@ -137,7 +141,7 @@ async function targetsOf(dbs: Databases, dir: string, endpoint: string, servers:
 /** Spans the receiver got from the traced servers of each variant, per answer they counted. */
 function spansPerAnswer(answers: Map<string, number>, counts: Record<string, number>) {
   const out: Record<string, number> = {};
-  for (const { name } of VARIANTS.filter((v) => v.sdk)) {
+  for (const { name } of variants.filter((v) => v.sdk)) {
     const names = PROVIDERS.map((provider) => `tracing-${name}-${provider}`);
     out[name] = names.reduce((n, s) => n + (counts[s] ?? 0), 0) / names.reduce((n, s) => n + (answers.get(s) ?? 0), 0);
   }
@@ -165,16 +169,16 @@ async function measureCost(ctx: RunContext, endpoint: string, counts: () => Reco
       );
       // Unmeasured: a fresh server still compiles its hot paths (V8's tiers) long after its first seconds of load, the
       // more so on a quarter of a CPU; measured before that settles, every variant's CPU per answer is a start-up's.
-      for (const four of fresh.settling) await together(four, settleSeconds, loop);
+      for (const provider of fresh.settling) await together(provider, settleSeconds, loop);
       for (const workload of round % 2 ? [...workloads].reverse() : workloads) {
-        await together(workload, warmupSeconds, loop); // unmeasured, the four at once as measured
+        await together(workload, warmupSeconds, loop); // unmeasured, all at once as measured
         const measured = await together(workload, seconds, loop, round);
         for (const [name, result] of measured) results.set(name, [...(results.get(name) ?? []), result]);
         // Said at once, so that a run on a machine too slow for its rate can be stopped rather than waited out.
         const busy = busyShare(measured.values());
         if (busy > MAX_BUSY)
           console.log(
-            `  (!) ${workload[0]!.workload}: the four used ${(busy * 100).toFixed(0)} % of CPU 0, above ${MAX_BUSY * 100} %: not judged if it stays so`,
+            `  (!) ${workload[0]!.workload}: the ${workload.length} used ${(busy * 100).toFixed(0)} % of CPU 0, above ${MAX_BUSY * 100} %: not judged if it stays so`,
           );
       }
       for (const server of servers)
@@ -197,7 +201,8 @@ export const tracing: Scenario = {
     const runs = `${settings.tracingRounds} rounds of ${settings.tracingSeconds} s after ${settings.tracingWarmupSeconds} s of warm-up, fresh servers settled for ${settings.tracingSettleSeconds} s`;
     const loop =
       settings.tracingRate === undefined ? 'closed loops' : `open loops at ${settings.tracingRate} req/s each`;
-    console.log(`\ntracing cost (${loop}, ${runs}): no SDK, off, 10 %, 100 % side by side on each workload`);
+    const labels = variants.map((v) => v.label).join(', ');
+    console.log(`\ntracing cost (${loop}, ${runs}): ${labels} side by side on each workload`);
     const loadBefore = loadavg();
     const receiver = await startOtlpReceiver({ keep: false });
     pin(process.pid, 'load'); // the load generators it forks (and the receiver) on the CPUs the servers are not on
@@ -205,9 +210,10 @@ export const tracing: Scenario = {
       const { rows, byWorkload, spansPerAnswer, threads } = await measureCost(ctx, receiver.url, () =>
         receiver.counts(),
       );
-      const costs = VARIANTS.slice(1).map((v) => costOf(v, byWorkload));
+      const costs = variants.slice(1).map((v) => costOf(v, byWorkload));
       const report: TracingReport = {
         baseline: 'this build with no OTEL variable (no SDK module resolved, checked)',
+        variants: variants.map((v) => v.name),
         loop,
         node: process.versions.node,
         load: [...loadBefore, ...loadavg()].map((l) => +l.toFixed(2)),
@@ -217,7 +223,7 @@ export const tracing: Scenario = {
         threads,
       };
       const verdict = (c: Cost) => {
-        const v = VARIANTS.find((x) => x.name === c.variant)!;
+        const v = variants.find((x) => x.name === c.variant)!;
         return `#22 tracing ${v.label} costs ${bound(v)} per server CPU-second: ${spreadOf(c)} -> ${c.verdict}`;
       };
       return { json: { tracing: report }, print: (out) => print(out, report), targets: costs.map(verdict) };
