@@ -45,14 +45,12 @@ export const VARIANTS: readonly Variant[] = [
  */
 export function variantsOf(names: readonly string[] | undefined): readonly Variant[] {
   if (!names) return VARIANTS;
-  const unknown = names.filter((name) => !VARIANTS.some((v) => v.name === name && name !== 'baseline'));
-  if (unknown.length > 0 || names.length === 0)
+  const [baseline, ...others] = VARIANTS;
+  if (names.length === 0 || names.some((name) => !others.some((v) => v.name === name)))
     throw new Error(
-      `BENCH_TRACING_VARIANTS names ${VARIANTS.slice(1)
-        .map((v) => v.name)
-        .join(', ')} (the baseline always runs), not "${names.join(',')}"`,
+      `BENCH_TRACING_VARIANTS names ${others.map((v) => v.name).join(', ')} (the baseline always runs), not "${names.join(',')}"`,
     );
-  return VARIANTS.filter((v) => v.name === 'baseline' || names.includes(v.name));
+  return [baseline!, ...others.filter((v) => names.includes(v.name))];
 }
 
 export interface Row {
