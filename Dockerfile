@@ -144,5 +144,10 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # [4] start: exec form, so node is PID 1 and receives SIGTERM itself (graceful shutdown within SHUTDOWN_TIMEOUT_MS,
 # 10 s by default: give `docker stop` / Kubernetes a longer grace period than that). Migrations run at start.
+# --no-memory-reducer (V8; not allowed in NODE_OPTIONS, so here): the memory reducer runs extra mark-compacts whenever
+# allocation slows, at a server's everyday load too, and those let go of maps that only optimised code still refers to,
+# so every function whose code embeds one is deoptimised at once (most of the request path) and compiled again while
+# it runs slower. A server keeps its heap instead; ordinary mark-compacts and the heap limit still bound it. The bench
+# starts every server with these flags.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/main.js"]
+CMD ["node", "--no-memory-reducer", "dist/main.js"]

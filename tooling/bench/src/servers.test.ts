@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
-import { cpuMs, imageNodeOptions, mainThreadWakeups, taskStat, threadCpuMs } from './servers.js';
+import { cpuMs, imageNodeFlags, imageNodeOptions, mainThreadWakeups, taskStat, threadCpuMs } from './servers.js';
 
 it('reads the name and CPU time of a stat line whose name holds spaces and parentheses', () => {
   // pid (name) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
@@ -21,6 +21,21 @@ it("reads the NODE_OPTIONS of the Dockerfile's runtime stage, not of an earlier 
   const commented = `FROM node AS runtime\n# NODE_OPTIONS=--from-a-comment\nENV NODE_ENV=production \\\n`;
   expect(imageNodeOptions(`${commented}    # NODE_OPTIONS=--also-a-comment\n    NODE_OPTIONS=--set\n`)).toBe('--set');
   expect(() => imageNodeOptions(`${commented}    PORT=3000\n`)).toThrow(/sets no NODE_OPTIONS/);
+});
+
+it("reads the node flags of the runtime stage's CMD, not the HEALTHCHECK's nor a comment's", () => {
+  const runtime = (cmd: string) =>
+    `FROM node AS build\nCMD ["node", "--build-only", "x.js"]\nFROM node AS runtime\n` +
+    `HEALTHCHECK CMD ["node", "-e", "probe()"]\n# CMD ["node", "--from-a-comment", "dist/main.js"]\n${cmd}\n`;
+  expect(imageNodeFlags(runtime('CMD ["node", "--no-memory-reducer", "dist/main.js"]'))).toEqual([
+    '--no-memory-reducer',
+  ]);
+  expect(imageNodeFlags(runtime('CMD ["node", "--a", "--b=1", "dist/main.js"]'))).toEqual(['--a', '--b=1']);
+  expect(imageNodeFlags(runtime('CMD ["node", "dist/main.js"]'))).toEqual([]);
+  // Shell form, another program, or none: the flags cannot be known, so the bench does not guess them.
+  expect(() => imageNodeFlags(runtime('CMD node dist/main.js'))).toThrow(/no CMD running node in exec form/);
+  expect(() => imageNodeFlags(runtime('CMD ["sh", "-c", "node dist/main.js"]'))).toThrow(/no CMD running node/);
+  expect(() => imageNodeFlags(runtime(''))).toThrow(/no CMD running node in exec form \(none\)/);
 });
 
 // Node names its threads from release 24 on; before, every thread but the main one counts as `other`.

@@ -16,30 +16,49 @@ export interface RunningServer {
 const running = new Set<RunningServer>();
 
 /**
- * The NODE_OPTIONS of the Dockerfile's runtime stage (`ENV ... NODE_OPTIONS=...`); throws when it sets none. Comment
- * lines are left out first, as Docker leaves them out (inside a continued instruction too): a comment that names a
- * setting does not set it.
+ * The Dockerfile's runtime stage, without its comment lines, as Docker leaves them out (inside a continued instruction
+ * too): a comment that names a setting does not set it.
  */
-export function imageNodeOptions(dockerfile: string): string {
+function runtimeStage(dockerfile: string): string {
   const start = dockerfile.search(/^FROM .* AS runtime$/m);
   if (start < 0) throw new Error('the Dockerfile has no runtime stage');
-  const runtime = dockerfile
+  return dockerfile
     .slice(start)
     .split('\n')
     .filter((line) => !/^\s*#/.test(line))
     .join('\n');
-  const value = /\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(runtime)?.[1];
+}
+
+/** The NODE_OPTIONS of the Dockerfile's runtime stage (`ENV ... NODE_OPTIONS=...`); throws when it sets none. */
+export function imageNodeOptions(dockerfile: string): string {
+  const value = /\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(runtimeStage(dockerfile))?.[1];
   if (value === undefined) throw new Error("the Dockerfile's runtime stage sets no NODE_OPTIONS");
   return value.replace(/^"(.*)"$/, '$1');
 }
 
 /**
- * Every server of a run, the baselines too, starts with the NODE_OPTIONS the image runs the service with (V8's
- * young generation): the bench measures what production runs, and compares like with like.
+ * The flags the runtime stage's CMD gives node before the script (`CMD ["node", "--flag", "dist/main.js"]`: the V8
+ * flags NODE_OPTIONS may not carry); throws unless the CMD is in exec form and runs node.
  */
-const NODE_OPTIONS = imageNodeOptions(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'));
+export function imageNodeFlags(dockerfile: string): string[] {
+  const cmd = /^CMD (\[.*\])\s*$/m.exec(runtimeStage(dockerfile))?.[1];
+  const words: unknown = cmd === undefined ? undefined : JSON.parse(cmd);
+  if (!Array.isArray(words) || words[0] !== 'node' || words.length < 2 || !words.every((w) => typeof w === 'string'))
+    throw new Error(`the Dockerfile's runtime stage has no CMD running node in exec form (${cmd ?? 'none'})`);
+  return words.slice(1, -1);
+}
 
-/** Starts `node [nodeArgs] script` with PORT/HOST set and waits until GET /healthz answers 200. */
+const DOCKERFILE = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+
+/**
+ * Every server of a run, the baselines too, starts as the image runs the service: with its NODE_OPTIONS (V8's young
+ * generation) and its CMD's node flags (no memory reducer). The bench measures what production runs, and compares like
+ * with like.
+ */
+const NODE_OPTIONS = imageNodeOptions(DOCKERFILE);
+const NODE_FLAGS = imageNodeFlags(DOCKERFILE);
+
+/** Starts `node [the image's flags] [nodeArgs] script` with PORT/HOST set and waits until GET /healthz answers 200. */
 export async function startServer(
   name: string,
   script: string,
@@ -47,7 +66,7 @@ export async function startServer(
   nodeArgs: string[] = [],
 ): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, script], {
     env: { ...process.env, NODE_OPTIONS, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
