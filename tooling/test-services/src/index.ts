@@ -18,6 +18,12 @@ export {
   type ReceivedSpan,
 } from './otlp-receiver.js';
 export { startBuiltServer, type BuiltServer, type BuiltServerOptions } from './built-server.js';
-export { freePort, startChildService, type ChildService } from './child-service.js';
+export {
+  ephemeralPortRange,
+  freePort,
+  restartablePort,
+  startChildService,
+  type ChildService,
+} from './child-service.js';
 export { createPostgresDatabase, type PostgresDatabase } from './postgres-database.js';
 export { waitFor } from './lifecycle.js';

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { freePort } from '@animal-store/test-services';
+import { freePort, restartablePort } from '@animal-store/test-services';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisClient, type RedisClientOptions } from '../redis-store.js';
 
@@ -117,7 +117,8 @@ export interface PrivateRedis {
 
 /** Starts a {@link PrivateRedis}; `stop()` it after the tests. */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+  // Started again on the same port: one below the ephemeral range, which no outgoing connection can be holding.
+  const port = await restartablePort();
   let child = await startRedisServer(port);
   return {
     port,
