@@ -3,8 +3,8 @@ import { createKey, startMain, type MainProcess } from '../main-process.js';
 import { postgresAvailable, startPrivateDatabase, type PrivatePostgres } from './private-postgres.js';
 import { expectDependency503, noStacks } from './expectations.js';
 
-// Ports reserved for #24's private PostgreSQL: 55436-55437.
-const PORT = 55436;
+// Ports reserved for #24's private PostgreSQL: 15436-15437.
+const PORT = 15436;
 
 /**
  * #24 item 13: a database outage is the service's failure, never the client's. With the key cache expiring during the

@@ -5,8 +5,8 @@ import { createKey, startMain, type MainProcess } from '../main-process.js';
 import { postgresAvailable, startPrivateDatabase, type PrivatePostgres } from './private-postgres.js';
 import { expectDependency503, fire, killDuringCreates, metricValue, noStacks } from './expectations.js';
 
-// Ports reserved for #13's private PostgreSQL: 55432-55435.
-const PORT = 55432;
+// Ports reserved for #13's private PostgreSQL: 15432-15435.
+const PORT = 15432;
 
 describe.skipIf(!postgresAvailable())('PostgreSQL failures (a private cluster, stopped and restarted)', () => {
   let postgres: PrivatePostgres;

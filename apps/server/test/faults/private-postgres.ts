@@ -1,7 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ephemeralPortRange } from '@animal-store/test-services';
 import pg from 'pg';
 
 /**
@@ -33,6 +34,11 @@ function owner(): { uid: number; gid: number } | Record<string, never> {
 }
 
 export async function createPrivatePostgres(port: number): Promise<PrivatePostgres> {
+  // A fixed port in the ephemeral range may be held by any outgoing connection while the server is stopped, and the
+  // restart then fails (see ephemeralPortRange).
+  const [low, high] = ephemeralPortRange();
+  if (port >= low && port <= high)
+    throw new Error(`port ${port} is in the machine's ephemeral range ${low}-${high}: reserve one below ${low}`);
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-faults-pg-'));
   chmodSync(dir, 0o777);
   const data = join(dir, 'data');
@@ -45,9 +51,22 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
   );
   let child: ChildProcess | undefined;
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
+  // The server's own log, so a start that fails says why (a port taken, a stale lock) instead of timing out.
+  const log = join(dir, 'postgres.log');
+  const logTail = () => {
+    try {
+      return readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n');
+    } catch {
+      return '(no log)';
+    }
+  };
 
-  const ready = async (deadline: number) => {
+  const ready = async (started: ChildProcess, deadline: number) => {
     for (;;) {
+      if (started.exitCode !== null || started.signalCode !== null)
+        throw new Error(
+          `private PostgreSQL on ${port} exited (${started.exitCode ?? started.signalCode}):\n${logTail()}`,
+        );
       const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
       try {
         await client.connect();
@@ -57,7 +76,9 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
       } catch (err) {
         await client.end().catch(() => undefined);
         if (Date.now() > deadline)
-          throw new Error(`private PostgreSQL on ${port} did not start: ${(err as Error).message}`, { cause: err });
+          throw new Error(`private PostgreSQL on ${port} did not start: ${(err as Error).message}\n${logTail()}`, {
+            cause: err,
+          });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -84,12 +105,14 @@ export async function createPrivatePostgres(port: number): Promise<PrivatePostgr
         '-c',
         'shared_buffers=16MB',
       ];
-      const started = spawn(join(BIN, 'postgres'), args, { stdio: 'ignore', ...as });
+      const out = openSync(log, 'a', 0o666);
+      const started = spawn(join(BIN, 'postgres'), args, { stdio: ['ignore', out, out], ...as });
+      closeSync(out);
       child = started;
       started.once('exit', () => {
         if (child === started) child = undefined;
       });
-      await ready(Date.now() + 20_000);
+      await ready(started, Date.now() + 20_000);
     },
     async stop() {
       const running = child;
