@@ -124,9 +124,14 @@ FROM ${NODE_IMAGE} AS runtime
 # promoted, and the old generation, whose mark-compacts stall the event loop, fills more slowly. It costs resident
 # memory (up to three semi-spaces of 64 MiB); docs/production.md gives the figures. The bench starts every server with
 # this value.
+# OPS_PORT: /healthz, /readyz and /metrics on a listener of their own, /healthz answered by a thread of its own
+# (docs/overload.md#health-checks). The HEALTHCHECK probes it, so a flood on the API port cannot make a busy but
+# healthy container fail its checks and be restarted in the middle of the spike. An empty OPS_PORT turns it off; the
+# HEALTHCHECK then probes PORT.
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=64 \
     PORT=3000 \
+    OPS_PORT=9000 \
     HOST=0.0.0.0 \
     DATABASE_URL=file:/data/animal-store.db
 WORKDIR /app
@@ -139,9 +144,10 @@ COPY --from=build /deploy/prisma ./prisma
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 USER node
-EXPOSE 3000
-# Liveness (/healthz). Node itself probes: slim images have no curl. Readiness (/readyz) is for load balancers.
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+EXPOSE 3000 9000
+# Liveness (/healthz) on OPS_PORT, or PORT without it. Node itself probes: slim images have no curl. Readiness
+# (/readyz) is for load balancers.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.OPS_PORT || process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # [4] start: exec form, so node is PID 1 and receives SIGTERM itself (graceful shutdown within SHUTDOWN_TIMEOUT_MS,
 # 10 s by default: give `docker stop` / Kubernetes a longer grace period than that). Migrations run at start.
 # --no-memory-reducer (V8; not allowed in NODE_OPTIONS, so here): the memory reducer runs extra mark-compacts whenever

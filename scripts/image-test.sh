@@ -6,7 +6,7 @@
 #      better-sqlite3 survives the GC of dropped statements while the process idles (NODE_GYP_HEADERS, Dockerfile)
 #   2. SQLite on a volume, read-only root filesystem (--read-only, /data volume, tmpfs /tmp), published port:
 #      /healthz and /readyz, the image's own HEALTHCHECK (`podman healthcheck run`, healthy; and unhealthy when the
-#      server does not answer), PID 1 is node as uid 1000, nothing writable but /data and /tmp, the key CLI inside the
+#      server does not answer; it probes OPS_PORT, and PORT when OPS_PORT is empty), PID 1 is node as uid 1000, nothing writable but /data and /tmp, the key CLI inside the
 #      container (`podman exec`), create and list from the host, `podman stop` exits 0 within the grace period with
 #      the container's exit code 0, and a new container on the same volume keeps the key and the pet
 #   3. two containers on the host network sharing the machine's PostgreSQL (a database of its own, dropped after) and
@@ -15,7 +15,7 @@
 #
 # Needs podman (and runc: crun fails on our VMs' cgroups), curl, psql, redis-cli, node on the host.
 # Environment: IMAGE (default animal-store-server), TEST_DATABASE_URL (default the machine's PostgreSQL),
-# REDIS_URL (default redis://127.0.0.1:6379). Host ports: 3101, 3111, 3112 (#11's range is 3100-3199).
+# REDIS_URL (default redis://127.0.0.1:6379). Host ports: 3101, 3111, 3112, 3121, 3122 (#11's range is 3100-3199).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IMAGE=${IMAGE:-animal-store-server}
@@ -225,6 +225,26 @@ pm run -d --name "$C0" "${LIMITS[@]}" --read-only --tmpfs /data "$IMAGE" node -e
 if pm healthcheck run "$C0" >/dev/null 2>&1; then fail "the HEALTHCHECK passed without a server"; fi
 pm rm -f -v -t 0 "$C0" >/dev/null
 pass "the HEALTHCHECK fails when nothing answers on the port"
+# It probes OPS_PORT (9000 in the image), which a flood of the API port does not delay, and PORT once OPS_PORT is
+# emptied: a process answering /healthz on PORT alone is unhealthy, then healthy with OPS_PORT= (docs/production.md).
+pm exec "$C1" sh -c 'tr "\0" "\n" </proc/1/environ' | grep -qx 'OPS_PORT=9000' || fail "PID 1 does not run with OPS_PORT=9000"
+pm exec "$C1" node -e 'fetch("http://127.0.0.1:9000/healthz").then(async (r) => process.exit(r.ok && (await r.json()).status === "ok" ? 0 : 1), () => process.exit(1))' ||
+  fail "/healthz on OPS_PORT 9000 does not answer inside the container"
+API_ONLY='require("node:http").createServer((q, r) => r.end("{}")).listen(Number(process.env.PORT))'
+PROBE_PORT='fetch("http://127.0.0.1:" + process.env.PORT + "/healthz").then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))'
+for ops in 9000 ''; do
+  pm run -d --name "$C0" "${LIMITS[@]}" --read-only --tmpfs /data -e OPS_PORT="$ops" "$IMAGE" node -e "$API_ONLY" >/dev/null
+  for i in $(seq 1 40); do # until it answers on PORT: bounded to 10 s
+    if pm exec "$C0" node -e "$PROBE_PORT" 2>/dev/null; then break; fi
+    if [ "$i" = 40 ]; then fail "the stand-in server did not answer on PORT"; fi
+    sleep 0.25
+  done
+  if pm healthcheck run "$C0" >/dev/null 2>&1; then healthy=yes; else healthy=no; fi
+  pm rm -f -v -t 0 "$C0" >/dev/null
+  if [ -n "$ops" ] && [ $healthy = yes ]; then fail "the HEALTHCHECK passed on PORT with OPS_PORT=$ops set"; fi
+  if [ -z "$ops" ] && [ $healthy = no ]; then fail "the HEALTHCHECK did not fall back to PORT with OPS_PORT empty"; fi
+done
+pass "the HEALTHCHECK probes /healthz on OPS_PORT 9000 (answered there), on PORT when OPS_PORT is empty"
 
 step "2. key CLI inside the container; create and list from the host"
 new_key "$C1"
@@ -251,10 +271,10 @@ step "3. two containers on the host network, PostgreSQL database $DB, Redis $RED
 psql -q -d "$PG_ADMIN_URL" -c "CREATE DATABASE $DB" >/dev/null
 DB_MADE=1
 DB_URL=$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; console.log(u.href)' "$PG_ADMIN_URL" "$DB")
-pg_run() { # NAME PORT
+pg_run() { # NAME PORT: OPS_PORT is PORT + 10, as both share the host's ports
   CONTAINERS+=("$1")
   pm run -d --name "$1" "${LIMITS[@]}" --read-only --tmpfs /tmp --tmpfs /data --network host \
-    -e PORT="$2" -e HOST=127.0.0.1 -e DATABASE_URL="$DB_URL" -e REDIS_URL="$REDIS" -e RATE_LIMIT_REDIS_FAILURE=refuse \
+    -e PORT="$2" -e OPS_PORT="$(($2 + 10))" -e HOST=127.0.0.1 -e DATABASE_URL="$DB_URL" -e REDIS_URL="$REDIS" -e RATE_LIMIT_REDIS_FAILURE=refuse \
     "$IMAGE" >/dev/null
 }
 CA=$PREFIX-pg-a
