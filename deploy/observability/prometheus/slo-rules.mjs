@@ -8,15 +8,26 @@ import { fileURLToPath } from 'node:url';
 
 const JOB = 'animal-store';
 const REQUESTS = 'http_server_request_duration_seconds';
+const API_ANSWERS = `${REQUESTS}_count{job="${JOB}",http_route=~"/(v1|admin/v1)/.*"}`;
+/**
+ * Load shedding's 503s: answered at the door, before Express (docs/overload.md), so they are not in the request
+ * histogram and are counted from their own counter, among the answers and among the bad ones. The counter has no series
+ * until a replica first sheds, so it is joined with `or`, which keeps the other side's samples, never with `+`, which
+ * would drop every sample that has no partner.
+ */
+const SHED = `animal_store_load_shed_total{job="${JOB}"}`;
 
-/** Every SLO: `errors` and `total` are rate() selectors over one window `[W]`; the objective is the good share. */
+/**
+ * Every SLO: `errors` and `total` are rate() selectors (one, or several whose rates are added) over one window `[W]`;
+ * the objective is the good share.
+ */
 export const SLOS = [
   {
     name: 'availability',
     summary: 'answers to /v1 and /admin/v1 that are not 5xx',
     objective: 0.999,
-    total: `${REQUESTS}_count{job="${JOB}",http_route=~"/(v1|admin/v1)/.*"}`,
-    errors: `${REQUESTS}_count{job="${JOB}",http_route=~"/(v1|admin/v1)/.*",http_response_status_code=~"5.."}`,
+    total: [API_ANSWERS, SHED],
+    errors: [`${REQUESTS}_count{job="${JOB}",http_route=~"/(v1|admin/v1)/.*",http_response_status_code=~"5.."}`, SHED],
   },
   latencySlo('list_latency', 'GET', '0.1', 'list answers (GET /v1/pets) within 100 ms'),
   latencySlo('create_latency', 'POST', '0.25', 'create answers (POST /v1/pets) within 250 ms'),
@@ -48,10 +59,19 @@ const WINDOWS = [...new Set(BURN_RATES.flatMap((b) => [b.short, b.long]))];
 
 const ratioName = (slo, window) => `job:animal_store_slo_${slo.name}_errors:ratio_rate${window}`;
 
+/** The rates of `selectors` (one or several, of disjoint label sets) over `window`, as one vector to sum. */
+const rates = (selectors, window) =>
+  [selectors]
+    .flat()
+    .map((s) => `rate(${s}[${window}])`)
+    .join(' or ');
+
 function ratioExpr(slo, window) {
-  const total = `sum by (job) (rate(${slo.total}[${window}]))`;
+  const total = `sum by (job) (${rates(slo.total, window)})`;
+  // A bad answer has no series until the first one happens (a counter with that status, the shed counter): `or` with
+  // none of the answers then gives a share of 0, where the bad side alone would leave the ratio without a sample.
   const bad = slo.errors
-    ? `sum by (job) (rate(${slo.errors}[${window}]))`
+    ? `(sum by (job) (${rates(slo.errors, window)}) or 0 * ${total})`
     : `(${total} - sum by (job) (rate(${slo.within}[${window}])))`;
   return `${bad}\n/\n${total}`;
 }
@@ -85,6 +105,20 @@ export const CAUSE_ALERTS = [
       description:
         '{{ $labels.instance }}: {{ $value | humanize }} answers/s are 503 for {{ $labels.reason }} (database or rate-limit store).',
       runbook: 'docs/operations.md#dependency-failures',
+    },
+  },
+  {
+    // Capacity, not a fault: the SLO's burn alerts page when the shed share eats the budget; this one says earlier, and
+    // per replica, that traffic has outgrown what it can serve (a share of 1 % sustained, not a burst's few seconds).
+    alert: 'AnimalStoreLoadShedding',
+    expr: `sum by (job, instance) (rate(${SHED}[5m]))\n/\nsum by (job, instance) (${rates([API_ANSWERS, SHED], '5m')})\n> 0.01`,
+    for: '10m',
+    labels: { severity: 'ticket' },
+    annotations: {
+      summary: 'A replica sheds load: its traffic is more than it can serve',
+      description:
+        '{{ $labels.instance }} answered {{ $value | humanizePercentage }} of its requests 503 to shed load over 5 minutes (by reason and plan: animal_store_load_shed_total).',
+      runbook: 'docs/operations.md#load-shedding',
     },
   },
   {

@@ -109,6 +109,18 @@ it('scrapes the server and answers queries for the request-duration series, with
   };
   expect(rules.data.groups.map((g) => g.name)).toContain('animal-store-slo-availability');
   expect(rules.data.groups.flatMap((g) => g.rules).every((r) => r.health !== 'err')).toBe(true);
+
+  // The availability ratio adds load shedding's counter, which has no series until the replica sheds: the rule still
+  // gives the share of the answers there are (none was a 5xx), rather than nothing.
+  const availability = await until(async () => {
+    await list();
+    const result = await query('job:animal_store_slo_availability_errors:ratio_rate5m');
+    return result.length > 0 && result;
+  });
+  expect(availability.map((s) => s.metric)).toEqual([
+    { __name__: 'job:animal_store_slo_availability_errors:ratio_rate5m', job: 'animal-store' },
+  ]);
+  expect(Number(availability[0]?.value[1])).toBe(0);
 }, 90_000);
 
 interface Sample {
