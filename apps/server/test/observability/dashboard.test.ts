@@ -61,7 +61,7 @@ describe('the Grafana dashboard', () => {
     }
   });
 
-  it('shows RED by route and plan, the limiter, dependencies, event-loop delay and GC', () => {
+  it('shows RED by route and plan, the limiter, dependencies, load shedding, event-loop delay and GC', () => {
     const all = targets.map((t) => t.expr).join('\n');
     for (const name of [
       'http_server_request_duration_seconds_bucket',
@@ -69,6 +69,9 @@ describe('the Grafana dashboard', () => {
       'animal_store_rate_limit_refusals_total',
       'animal_store_rate_limit_bans_total',
       'animal_store_dependency_failures_total',
+      'animal_store_load_shed_total',
+      'animal_store_concurrency_refusals_total',
+      'animal_store_load_shed_level',
       'db_client_connection_count',
       'nodejs_eventloop_lag_p99_seconds',
       'nodejs_gc_duration_seconds_sum',
