@@ -1,6 +1,7 @@
 // Load shedding over HTTP (issue #25 §2): the level set by hand through the monitor's own step (no timer, no load), so
 // each decision is exact; what the gate answers, in which order plans go, and that nothing it sheds reaches a key lookup.
 import { DEFAULTS } from '../src/config/defaults.js';
+import { PRIORITY_STALE_MS } from '../src/keys/resolver.js';
 import { createOverload, type Overload } from '../src/overload/overload.js';
 import { SOFT_CEILING, type SaturationSignals } from '../src/overload/pressure.js';
 import { Metrics } from '../src/telemetry/metrics.js';
@@ -128,6 +129,50 @@ describe.each(PROVIDERS)('load shedding on %s', (provider) => {
     const freeKey = await server.key('free');
     expect((await fetch(`${server.url}/v1/pets`, { headers: auth(freeKey) })).status).toBe(503);
     calmDown(overload);
+  });
+});
+
+describe.each(PROVIDERS)('load shedding past the key cache TTL on %s', (provider) => {
+  let database: TestDatabase;
+  let server: TestServer;
+  let overload: Overload;
+  let clock = 1_000_000_000;
+  beforeAll(async () => {
+    database = await createTestDatabase(provider);
+    const metrics = new Metrics();
+    overload = createOverload(DEFAULTS.loadShedding, { registry: metrics.registry, db: {}, logger: silentLogger });
+    server = await startTestServer(
+      database.target,
+      { metrics, overload, keyCacheTtlMs: 5000, now: () => clock },
+      { admission: overload.admission },
+    );
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+  });
+
+  it("sheds a key by the plan of its expired lookup, with no lookup again; a lookup older than the bound doesn't count", async () => {
+    const lookups = () => metric(server, 'animal_store_api_key_lookups_total', 'result="miss"');
+    const list = (key: string) => fetch(`${server.url}/v1/pets`, { headers: auth(key) });
+    const free = await server.key('free');
+    const enterprise = await server.key('enterprise', { perMinute: 1000, perDay: 10_000 });
+    for (const key of [free, enterprise]) expect((await list(key)).status).toBe(200);
+    const before = await lookups();
+    clock += 6000; // both lookups past the 5 s TTL
+    driveTo(overload, 2); // no key and Free shed
+    await expectError(await list(free), 503, 'service_unavailable');
+    expect(await lookups()).toBe(before);
+    expect(await metric(server, 'animal_store_load_shed_total', 'plan="free"')).toBeGreaterThanOrEqual(1);
+    // Let in by its plan, an Enterprise key is looked up afresh before it is served.
+    expect((await list(enterprise)).status).toBe(200);
+    expect(await lookups()).toBe(before + 1);
+    // Past the bound, the plan is not known without a lookup: the key is looked up, then shed by the plan found.
+    clock += PRIORITY_STALE_MS;
+    await expectError(await list(free), 503, 'service_unavailable');
+    expect(await lookups()).toBe(before + 2);
+    calmDown(overload);
+    expect((await list(free)).status).toBe(200);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useOpenDatabase } from '../../test/helpers.js';
 import { createApiKey } from './admin.js';
 import { generateRawKey } from './format.js';
-import { hashKey, keyHashOf, KEY_LOOKUP_NEEDED, KeyResolver } from './resolver.js';
+import { hashKey, keyHashOf, KEY_LOOKUP_NEEDED, KeyResolver, PRIORITY_STALE_MS } from './resolver.js';
 
 describe('KeyResolver', () => {
   const opened = useOpenDatabase('sqlite');
@@ -53,6 +53,27 @@ describe('KeyResolver', () => {
     expect(resolver.peek(keyHashOf(raw))).toMatchObject({ id: record.id }); // still cached: the TTL is the safety net
     resolver.clear();
     expect(await resolver.resolve(keyHashOf(raw))).toBeUndefined();
+  });
+
+  it('tells a priority from a lookup past its TTL, up to PRIORITY_STALE_MS, never after clear()', async () => {
+    let now = 1_000_000;
+    const resolver = new KeyResolver(store, 5000, () => now);
+    const { raw, record } = await createApiKey(opened.db.apiKeys, { plan: 'pro' });
+    const hash = keyHashOf(raw);
+    expect(resolver.peekForPriority(hash)).toBe(KEY_LOOKUP_NEEDED); // never looked up
+    await resolver.resolve(hash);
+    now += 5000;
+    expect(resolver.peek(hash)).toBe(KEY_LOOKUP_NEEDED); // expired: a request is let in only after a lookup
+    expect(resolver.peekForPriority(hash)).toMatchObject({ id: record.id, plan: 'pro' });
+    now += PRIORITY_STALE_MS - 1;
+    expect(resolver.peekForPriority(hash)).toMatchObject({ id: record.id });
+    now += 1;
+    expect(resolver.peekForPriority(hash)).toBe(KEY_LOOKUP_NEEDED);
+    await resolver.resolve(hash);
+    now += 6000;
+    resolver.clear();
+    expect(resolver.peekForPriority(hash)).toBe(KEY_LOOKUP_NEEDED);
+    expect(resolver.peekForPriority(undefined)).toBeUndefined();
   });
 
   it('a lookup that was in flight when the cache was cleared does not refill it', async () => {

@@ -21,6 +21,13 @@ const lookupOf = (record: ApiKeyRecord | undefined): Lookup =>
 /** Answer of `KeyResolver.peek` when the key has to be looked up (not cached, or the entry is too old). */
 export const KEY_LOOKUP_NEEDED: unique symbol = Symbol('key lookup needed');
 
+/**
+ * How long past its TTL a cached lookup still tells a request's priority (peekForPriority). Bounded, so a key the change
+ * feed failed to clear does not keep an old plan's priority for ever; long, so that a flood from more keys than come
+ * round within the TTL is still judged by plan before any lookup.
+ */
+export const PRIORITY_STALE_MS = 10 * 60_000;
+
 /** What a bearer key resolves to: the active key, `'expired'` (it existed and expired), or undefined (unknown, malformed, revoked). */
 export type KeyResolution = ApiKeyRecord | 'expired' | undefined;
 
@@ -56,6 +63,20 @@ export class KeyResolver {
     if (hash === undefined) return undefined;
     const cached = this.#cache.get(hash);
     if (!cached || cached.expires <= this.now()) return KEY_LOOKUP_NEEDED;
+    return this.#active(cached.lookup, hash);
+  }
+
+  /**
+   * As `peek`, but a cached lookup up to PRIORITY_STALE_MS past its TTL still answers: for load shedding's choice of
+   * what to refuse first, never to let a request in. A request this lets through has its key looked up afresh (peek,
+   * resolve), so a stale answer can only change which plan is shed, and only for a key whose change did not reach
+   * clear(). Without it, once the TTL passes every flooding key's request needs a lookup before shedding can know its
+   * plan, and under overload those lookups are the work shedding is there to avoid.
+   */
+  peekForPriority(hash: string | undefined): KeyResolution | typeof KEY_LOOKUP_NEEDED {
+    if (hash === undefined) return undefined;
+    const cached = this.#cache.get(hash);
+    if (!cached || cached.expires + PRIORITY_STALE_MS <= this.now()) return KEY_LOOKUP_NEEDED;
     return this.#active(cached.lookup, hash);
   }
 

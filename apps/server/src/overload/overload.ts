@@ -100,7 +100,7 @@ export function createOverload(
  */
 export function connectKeys(
   overload: Overload,
-  keys: Pick<KeyResolver, 'peek'>,
+  keys: Pick<KeyResolver, 'peek' | 'peekForPriority'>,
   now: () => number,
   onBannedRefusal: (plan: PlanName) => void,
 ): KeyDoor {
