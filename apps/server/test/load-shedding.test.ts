@@ -47,20 +47,32 @@ async function metric(server: TestServer, name: string, labels = ''): Promise<nu
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
+/** The real app on a new database of `provider`, with load shedding whose level a test sets (driveTo, calmDown). */
+async function sheddingServer(
+  provider: (typeof PROVIDERS)[number],
+  deps: Parameters<typeof startTestServer>[1],
+): Promise<{ database: TestDatabase; server: TestServer; overload: Overload }> {
+  const database = await createTestDatabase(provider);
+  const metrics = new Metrics();
+  const overload = createOverload(DEFAULTS.loadShedding, { registry: metrics.registry, db: {}, logger: silentLogger });
+  const server = await startTestServer(
+    database.target,
+    { metrics, overload, ...deps },
+    { admission: overload.admission },
+  );
+  return { database, server, overload };
+}
+
 describe.each(PROVIDERS)('load shedding on %s', (provider) => {
   let database: TestDatabase;
   let server: TestServer;
   let overload: Overload;
   const keys: Record<string, string> = {};
   beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    const metrics = new Metrics();
-    overload = createOverload(DEFAULTS.loadShedding, { registry: metrics.registry, db: {}, logger: silentLogger });
-    server = await startTestServer(
-      database.target,
-      { metrics, overload, adminToken: ADMIN_TOKEN, keyCacheTtlMs: 600_000 },
-      { admission: overload.admission },
-    );
+    ({ database, server, overload } = await sheddingServer(provider, {
+      adminToken: ADMIN_TOKEN,
+      keyCacheTtlMs: 600_000,
+    }));
     keys.free = await server.key('free');
     keys.pro = await server.key('pro');
     keys.enterprise = await server.key('enterprise', { perMinute: 1000, perDay: 10_000 });
@@ -138,14 +150,7 @@ describe.each(PROVIDERS)('load shedding past the key cache TTL on %s', (provider
   let overload: Overload;
   let clock = 1_000_000_000;
   beforeAll(async () => {
-    database = await createTestDatabase(provider);
-    const metrics = new Metrics();
-    overload = createOverload(DEFAULTS.loadShedding, { registry: metrics.registry, db: {}, logger: silentLogger });
-    server = await startTestServer(
-      database.target,
-      { metrics, overload, keyCacheTtlMs: 5000, now: () => clock },
-      { admission: overload.admission },
-    );
+    ({ database, server, overload } = await sheddingServer(provider, { keyCacheTtlMs: 5000, now: () => clock }));
   });
   afterAll(async () => {
     await server?.close();

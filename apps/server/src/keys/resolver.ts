@@ -60,10 +60,7 @@ export class KeyResolver {
    * `KEY_LOOKUP_NEEDED`. Lets the request path skip a promise per request for the common, cached case.
    */
   peek(hash: string | undefined): KeyResolution | typeof KEY_LOOKUP_NEEDED {
-    if (hash === undefined) return undefined;
-    const cached = this.#cache.get(hash);
-    if (!cached || cached.expires <= this.now()) return KEY_LOOKUP_NEEDED;
-    return this.#active(cached.lookup, hash);
+    return this.#cached(hash, 0);
   }
 
   /**
@@ -74,10 +71,7 @@ export class KeyResolver {
    * plan, and under overload those lookups are the work shedding is there to avoid.
    */
   peekForPriority(hash: string | undefined): KeyResolution | typeof KEY_LOOKUP_NEEDED {
-    if (hash === undefined) return undefined;
-    const cached = this.#cache.get(hash);
-    if (!cached || cached.expires + PRIORITY_STALE_MS <= this.now()) return KEY_LOOKUP_NEEDED;
-    return this.#active(cached.lookup, hash);
+    return this.#cached(hash, PRIORITY_STALE_MS);
   }
 
   /** Forgets every cached lookup (a key was revoked, rotated or changed somewhere). */
@@ -85,6 +79,14 @@ export class KeyResolver {
     this.#generation++;
     this.#cache.clear();
     this.#inflight.clear();
+  }
+
+  /** The cached lookup of `hash` while no more than `graceMs` past its TTL, as `resolve` would answer it. */
+  #cached(hash: string | undefined, graceMs: number): KeyResolution | typeof KEY_LOOKUP_NEEDED {
+    if (hash === undefined) return undefined;
+    const cached = this.#cache.get(hash);
+    if (!cached || cached.expires + graceMs <= this.now()) return KEY_LOOKUP_NEEDED;
+    return this.#active(cached.lookup, hash);
   }
 
   #active({ record, digest }: Lookup, hash: string): KeyResolution {
