@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lean } from './lean-effects.js';
 
 /**
  * Page cursors are opaque to clients: base64url (no padding) of `p1.<last id>`. The prefix versions the format. Only
@@ -29,7 +30,12 @@ export function decodeCursor(cursor: string, maxId: number): number | undefined 
 
 /** The `cursor` query parameter of a list whose ids go up to `maxId`: refused by validation unless it decodes. */
 export function cursorParam(maxId: number) {
-  return z
-    .string({ invalid_type_error: 'cursor must be a single string' })
-    .refine((cursor) => decodeCursor(cursor, maxId) !== undefined, 'cursor is not valid; take it from the Link header');
+  return lean(
+    z
+      .string({ invalid_type_error: 'cursor must be a single string' })
+      .refine(
+        (cursor) => decodeCursor(cursor, maxId) !== undefined,
+        'cursor is not valid; take it from the Link header',
+      ),
+  );
 }

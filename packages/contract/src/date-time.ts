@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { openApi } from './openapi-meta.js';
+import { lean } from './lean-effects.js';
 
 /**
  * RFC 3339 `date-time` (section 5.6) as this API reads it: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)`.
@@ -49,10 +50,12 @@ export function dateTimeMs(text: string): number | undefined {
 /** A date-time field of a request or an answer, following {@link readDateTime}'s rule. */
 export function dateTime(field: string) {
   return openApi(
-    z.string({ invalid_type_error: `${field} must be a date-time string` }).superRefine((text, ctx) => {
-      const read = readDateTime(text);
-      if ('problem' in read) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${field} ${read.problem}` });
-    }),
+    lean(
+      z.string({ invalid_type_error: `${field} must be a date-time string` }).superRefine((text, ctx) => {
+        const read = readDateTime(text);
+        if ('problem' in read) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${field} ${read.problem}` });
+      }),
+    ),
     {
       format: 'date-time',
       description:

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cursorParam } from './cursor.js';
 import { openApi, type OpenApiMeta } from './openapi-meta.js';
 import { nameRuleDescription, nameText } from './text.js';
+import { lean } from './lean-effects.js';
 
 export { openApi, type OpenApiMeta } from './openapi-meta.js';
 
@@ -31,7 +32,7 @@ export function decimalParam(name: string, min: number, max: number, meta: OpenA
     .int(message)
     .min(min, message)
     .max(max, message);
-  return openApi(z.preprocess(strictDecimal, inner), {
+  return openApi(lean(z.preprocess(strictDecimal, inner)), {
     type: 'integer',
     minimum: min,
     maximum: max,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lean } from './lean-effects.js';
 
 /** Length in Unicode code points (what a person counts), not UTF-16 units: 255 emoji are 255 characters. */
 export function codePoints(text: string): number {
@@ -27,12 +28,14 @@ export function nameProblem(text: string, max: number): string | undefined {
  * else is allowed (format characters, private use, noncharacters): stored as given, never trimmed.
  */
 export function nameText(field: string, max: number) {
-  return z
-    .string({ invalid_type_error: `${field} must be a string`, required_error: `${field} is required` })
-    .superRefine((text, ctx) => {
-      const problem = nameProblem(text, max);
-      if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${field} ${problem}` });
-    });
+  return lean(
+    z
+      .string({ invalid_type_error: `${field} must be a string`, required_error: `${field} is required` })
+      .superRefine((text, ctx) => {
+        const problem = nameProblem(text, max);
+        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${field} ${problem}` });
+      }),
+  );
 }
 
 /** The OpenAPI description of {@link nameText}'s rule. */
