@@ -13,6 +13,7 @@ import { memory } from './memory.js';
 import { mixed } from './mixed.js';
 import { otlp } from './otlp.js';
 import { overload } from './overload.js';
+import { parse } from './parse.js';
 import { ratelimit } from './ratelimit.js';
 import { throughput } from './throughput.js';
 import { tracing } from './tracing.js';
@@ -27,6 +28,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ratelimit,
   concurrency,
   otlp,
+  parse,
   tracing,
   overload,
   compare,
