@@ -5,10 +5,10 @@ import { addIssueToContext, DIRTY, INVALID, z } from 'zod';
  *
  * zod's own `_parse` hands each effect a context written as an object literal with a getter (`get path()`) and a
  * closure: V8 gives every such object a hidden class of its own, made in the old generation and pointing at the
- * young closure. So each value a `z.preprocess`, `.refine` or `.superRefine` parses leaves about 1 KB that only a
+ * young closure. So each value a `z.preprocess`, `.refine` or `.superRefine` parses leaves garbage that only a
  * mark-compact frees, and keeps the parse's young objects (the request's query, the parse's context) alive through
- * the scavenges in between: on the request path that is what makes the collector's pauses longer and more frequent
- * (BENCHMARKS.md, the overload section). Here the context is a plain object with the same `addIssue` and `path`.
+ * the scavenges in between, which then take longer (figures: the bench's `parse` scenario, BENCHMARKS.md). Here the
+ * context is a plain object with the same `addIssue` and `path`.
  *
  * The rule: this `_parse` does what zod's does for preprocess and refinement effects in a synchronous parse, step for
  * step (the same statuses, issues and values); a transform, or any asynchronous parse, is zod's own. Tests compare
