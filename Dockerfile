@@ -155,9 +155,5 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["nod
 # so every function whose code embeds one is deoptimised at once (most of the request path) and compiled again while
 # it runs slower. A server keeps its heap instead; ordinary mark-compacts and the heap limit still bound it. The bench
 # starts every server with these flags.
-# --min-semi-space-size=64 (not allowed in NODE_OPTIONS either): the young generation at NODE_OPTIONS' 64 MiB from the
-# first collections on, not grown only while many objects survive them. The request path leaves little to survive a
-# scavenge, and V8 would then keep the young generation small: scavenges come often, each promotes what requests in
-# flight hold, and the old generation, whose mark-compacts stall the event loop, fills faster (BENCHMARKS.md).
 STOPSIGNAL SIGTERM
-CMD ["node", "--no-memory-reducer", "--min-semi-space-size=64", "dist/main.js"]
+CMD ["node", "--no-memory-reducer", "dist/main.js"]
