@@ -104,4 +104,22 @@ describe('LastUsedRecorder', () => {
     expect(writtenWhenTheLoopTurned).toBe(1);
     for (const key of keys) expect((await opened.db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(minute);
   });
+
+  it('writes the keys of a minute in ascending id order, whatever order they were used in', async () => {
+    const now = Date.UTC(2030, 0, 3, 9, 5, 30);
+    const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, chunk: 2, now: () => now });
+    const keys = [];
+    for (let i = 0; i < 5; i++) keys.push((await createApiKey(opened.db.apiKeys, { plan: 'free' })).record);
+    const ids = keys.map((key) => key.id);
+    writes.length = 0;
+    for (const i of [3, 0, 4, 2, 1]) recorder.record(ids[i]!);
+    await recorder.flush();
+    const minute = new Date(Date.UTC(2030, 0, 3, 9, 5));
+    expect(writes).toEqual([
+      { at: minute, ids: [ids[0], ids[1]] },
+      { at: minute, ids: [ids[2], ids[3]] },
+      { at: minute, ids: [ids[4]] },
+    ]);
+    for (const key of keys) expect((await opened.db.apiKeys.findById(key.id))?.lastUsedAt).toEqual(minute);
+  });
 });

@@ -59,8 +59,11 @@ export class LastUsedRecorder {
   }
 
   /**
-   * Writes what was noted: per kind and distinct minute, one statement per `chunk` keys, the event loop running
-   * between statements. Flushes run one after another.
+   * Writes what was noted: per kind and distinct minute, one statement per `chunk` keys in ascending id order, the
+   * event loop running between statements. Flushes run one after another. In id order, each statement updates rows
+   * that sit together in the table (SQLite's rowid, PostgreSQL's primary key) rather than keys in the order they were
+   * first used, so a page is written once per flush instead of once per statement that touches it: less to write
+   * and, on SQLite, fewer WAL pages and so fewer checkpoints, which run on the event loop.
    */
   flush(): Promise<void> {
     const run = this.#flushing.then(async () => {
@@ -88,6 +91,7 @@ export class LastUsedRecorder {
       const chunk = this.options.chunk ?? LAST_USED_CHUNK;
       let written = 0;
       for (const [minute, ids] of byMinute) {
+        ids.sort((a, b) => a - b);
         for (let i = 0; i < ids.length; i += chunk) {
           if (written++ > 0) await nextTurn();
           await write(new Date(minute), ids.slice(i, i + chunk));
