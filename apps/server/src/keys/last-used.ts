@@ -60,10 +60,10 @@ export class LastUsedRecorder {
 
   /**
    * Writes what was noted: per kind and distinct minute, one statement per `chunk` keys in ascending id order, the
-   * event loop running between statements. Flushes run one after another. In id order, each statement updates rows
-   * that sit together in the table (SQLite's rowid, PostgreSQL's primary key) rather than keys in the order they were
-   * first used, so a page is written once per flush instead of once per statement that touches it: less to write
-   * and, on SQLite, fewer WAL pages and so fewer checkpoints, which run on the event loop.
+   * event loop running between statements. Flushes run one after another. In id order, each statement updates
+   * neighbouring rows (SQLite keeps a table in rowid order) rather than keys in the order they were first used, so on
+   * SQLite a page is written once per flush instead of once per statement that touches it: fewer WAL pages, and so
+   * fewer checkpoints, which run on the event loop.
    */
   flush(): Promise<void> {
     const run = this.#flushing.then(async () => {
