@@ -17,6 +17,13 @@ describe('LastUsedRecorder', () => {
     },
   };
 
+  /** `n` Free keys, created one after another (ascending ids). */
+  const freeKeys = async (n: number) => {
+    const keys = [];
+    for (let i = 0; i < n; i++) keys.push((await createApiKey(opened.db.apiKeys, { plan: 'free' })).record);
+    return keys;
+  };
+
   it('writes each key once per minute, in one statement per minute, to the minute', async () => {
     let now = Date.UTC(2030, 0, 1, 10, 0, 12, 345);
     const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, now: () => now });
@@ -86,8 +93,7 @@ describe('LastUsedRecorder', () => {
   it('writes many keys in statements of at most `chunk` keys, the event loop running between them', async () => {
     const now = Date.UTC(2030, 0, 3, 8, 15, 30);
     const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, chunk: 2, now: () => now });
-    const keys = [];
-    for (let i = 0; i < 5; i++) keys.push((await createApiKey(opened.db.apiKeys, { plan: 'free' })).record);
+    const keys = await freeKeys(5);
     writes.length = 0;
     for (const key of keys) recorder.record(key.id);
     // Queued behind the flush's first write: it runs in the next turn of the loop, which the flush must wait for.
@@ -108,8 +114,7 @@ describe('LastUsedRecorder', () => {
   it('writes the keys of a minute in ascending id order, whatever order they were used in', async () => {
     const now = Date.UTC(2030, 0, 3, 9, 5, 30);
     const recorder = new LastUsedRecorder(store, { intervalMs: 60_000, chunk: 2, now: () => now });
-    const keys = [];
-    for (let i = 0; i < 5; i++) keys.push((await createApiKey(opened.db.apiKeys, { plan: 'free' })).record);
+    const keys = await freeKeys(5);
     const ids = keys.map((key) => key.id);
     writes.length = 0;
     for (const i of [3, 0, 4, 2, 1]) recorder.record(ids[i]!);
